@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { type Env, readEnv } from './config/env.js';
+import { SettingsStore } from './config/settings.js';
+import { AccessService } from './core/access/service.js';
+import { createAuthGuard } from './core/auth/guard.js';
+import { TokenService } from './core/auth/tokens.js';
+import { type Clock, systemClock } from './core/clock.js';
+import type { Core, RouteContext } from './core/context.js';
+import { migrate, openDatabase } from './core/db/database.js';
+import { EventBus } from './core/events/publish.js';
+import { type App, createHttpServer } from './core/http/server.js';
+import { AuthsService } from './areas/auths/service.js';
+import { authsRoutes } from './areas/auths/routes.js';
+import { configsRoutes } from './areas/configs/routes.js';
+import { createFrontend } from './areas/frontend/static.js';
+import { GroupsService } from './areas/groups/service.js';
+import { groupsRoutes } from './areas/groups/routes.js';
+import { systemRoutes } from './areas/system/routes.js';
+import { UsersService } from './areas/users/service.js';
+import { usersRoutes } from './areas/users/routes.js';
+
+/** Every area's service, built once here and handed to the route modules. */
+export interface Services {
+  users: UsersService;
+  groups: GroupsService;
+  access: AccessService;
+  auths: AuthsService;
+}
+
+export interface AreaContext extends RouteContext {
+  services: Services;
+}
+
+export interface Parley {
+  app: App;
+  core: Core;
+  services: Services;
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  env?: Env;
+  clock?: Clock;
+  logLevel?: string;
+}
+
+/** The composition root: core machinery, then services, then every area's routes. */
+export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
+  const env = options.env ?? readEnv();
+  const clock = options.clock ?? systemClock;
+  const logger = pino({ level: options.logLevel ?? env.logLevel });
+  const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
+  await migrate(database.db);
+
+  const settings = new SettingsStore(database.db, env.raw, env.enablePersistentConfig);
+  const core: Core = {
+    env,
+    database,
+    db: database.db,
+    settings,
+    events: new EventBus({ version: env.version, instanceId: env.raw.INSTANCE_ID ?? randomUUID(), now: () => clock.now() }),
+    clock,
+    log: logger,
+    tokens: new TokenService(env.secretKey),
+  };
+
+  const users = new UsersService(core);
+  const groups = new GroupsService(core, users);
+  const access = new AccessService(core, groups);
+  const auths = new AuthsService(core, users, access);
+  const services: Services = { users, groups, access, auths };
+
+  // Setting definitions are registered by the modules imported above; seed and load them now.
+  await settings.load(clock.now());
+
+  const auth = createAuthGuard(core.tokens, {
+    userById: (id) => users.byId(id),
+    userByApiKey: (key) => users.byApiKey(key),
+    checkApiKeyUse: (user, path) => auths.checkApiKeyUse(user, path),
+    touch: (user) => users.touch(user),
+  });
+
+  const frontend = createFrontend(env.frontendBuildDir);
+  const app = await createHttpServer({
+    logger,
+    corsAllowOrigin: env.corsAllowOrigin,
+    version: env.version,
+    fallback: frontend?.fallback,
+  });
+  app.decorateRequest('user', null);
+  app.decorateRequest('token', null);
+
+  const context: AreaContext = { core, auth, services };
+  await app.register(async (api) => systemRoutes(api as App, context));
+  await app.register(async (api) => authsRoutes(api as App, context), { prefix: '/api/v1/auths' });
+  await app.register(async (api) => usersRoutes(api as App, context), { prefix: '/api/v1/users' });
+  await app.register(async (api) => groupsRoutes(api as App, context), { prefix: '/api/v1/groups' });
+  await app.register(async (api) => configsRoutes(api as App, context), { prefix: '/api/v1/configs' });
+  if (frontend) await app.register(async (web) => frontend.routes(web as App));
+
+  return {
+    app,
+    core,
+    services,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,5 @@
+import type { AreaContext } from '../../app.js';
+import type { App } from '../../core/http/server.js';
+
+/** TO BE COMPLETED. */
+export async function usersRoutes(_app: App, _ctx: AreaContext): Promise<void> {}

@@ -1,0 +1,104 @@
+import { sql } from 'kysely';
+import type { UserRecord } from '../../core/auth/user.js';
+import type { Db } from '../../core/db/database.js';
+import { fromJson, toJson } from '../../core/db/json.js';
+import type { UserRow, UserUpdate } from '../../core/db/tables.js';
+
+/** The fields of a user a service may change; JSON fields as objects. */
+export type UserPatch = Partial<Omit<UserRecord, 'id' | 'created_at'>>;
+
+const JSON_FIELDS = ['info', 'variables', 'settings', 'oauth', 'scim'] as const;
+
+export function toUserRecord(row: UserRow): UserRecord {
+  return {
+    ...row,
+    // The reference fills a missing image with the user's generated-avatar route.
+    profile_image_url: row.profile_image_url || `/api/v1/users/${row.id}/profile/image`,
+    info: fromJson(row.info, null),
+    variables: fromJson<Record<string, unknown> | null>(row.variables, null) ?? {},
+    settings: fromJson(row.settings, null),
+    oauth: fromJson(row.oauth, null),
+    scim: fromJson(row.scim, null),
+  };
+}
+
+function toRowPatch(patch: UserPatch): UserUpdate {
+  const row: Record<string, unknown> = { ...patch };
+  for (const field of JSON_FIELDS) if (field in patch) row[field] = toJson(patch[field]);
+  return row as UserUpdate;
+}
+
+export class UserStore {
+  constructor(private readonly db: Db) {}
+
+  async byId(id: string): Promise<UserRecord | null> {
+    const row = await this.db.selectFrom('user').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toUserRecord(row) : null;
+  }
+
+  async byIds(ids: string[]): Promise<UserRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('user').selectAll().where('id', 'in', ids).execute();
+    return rows.map(toUserRecord);
+  }
+
+  async byEmail(email: string): Promise<UserRecord | null> {
+    const row = await this.db
+      .selectFrom('user')
+      .selectAll()
+      .where(sql`lower(email)`, '=', email.toLowerCase())
+      .executeTakeFirst();
+    return row ? toUserRecord(row) : null;
+  }
+
+  async byApiKey(key: string): Promise<UserRecord | null> {
+    const row = await this.db
+      .selectFrom('api_key')
+      .innerJoin('user', 'user.id', 'api_key.user_id')
+      .selectAll('user')
+      .where('api_key.key', '=', key)
+      .executeTakeFirst();
+    return row ? toUserRecord(row) : null;
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db.selectFrom('user').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The first user ever created: the primary admin, who cannot be demoted or deleted. */
+  async firstUserId(): Promise<string | null> {
+    const row = await this.db.selectFrom('user').select('id').orderBy('created_at', 'asc').orderBy('id', 'asc').limit(1).executeTakeFirst();
+    return row?.id ?? null;
+  }
+
+  async insert(user: UserRecord): Promise<void> {
+    const { info, variables, settings, oauth, scim, ...rest } = user;
+    await this.db
+      .insertInto('user')
+      .values({
+        ...rest,
+        info: toJson(info),
+        variables: toJson(variables),
+        settings: toJson(settings),
+        oauth: toJson(oauth),
+        scim: toJson(scim),
+      })
+      .execute();
+  }
+
+  async update(id: string, patch: UserPatch): Promise<UserRecord | null> {
+    if (Object.keys(patch).length > 0) await this.db.updateTable('user').set(toRowPatch(patch)).where('id', '=', id).execute();
+    return this.byId(id);
+  }
+
+  async touch(id: string, now: number): Promise<void> {
+    await this.db.updateTable('user').set({ last_active_at: now }).where('id', '=', id).execute();
+  }
+
+  /** Deletes the user; credentials, keys, memberships and owned rows go by foreign-key cascade. */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('user').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Process-level settings: read once from the environment at start-up and never
+ * changed through the API. Settings an admin can change at run time live in the
+ * persistent config store (`settings.ts`).
+ */
+export interface Env {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  secretKey: string;
+  webuiAuth: boolean;
+  webuiName: string;
+  corsAllowOrigin: string[];
+  cookieSecure: boolean;
+  cookieSameSite: 'lax' | 'strict' | 'none';
+  frontendBuildDir: string | null;
+  enablePersistentConfig: boolean;
+  enablePasswordValidation: boolean;
+  passwordValidationPattern: RegExp;
+  passwordValidationHint: string;
+  bypassAdminAccessControl: boolean;
+  logLevel: string;
+  version: string;
+  /** Names of variables the process was configured with; used to scrub child environments. */
+  raw: Record<string, string | undefined>;
+}
+
+export const PARLEY_VERSION = '0.11.0';
+
+export function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return value.trim().toLowerCase() === 'true';
+}
+
+export function int(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number.parseInt(value, 10);
+  return Number.isFinite(n) ? n : fallback;
+}
+
+/** The secret is generated on first start and kept beside the data, as the reference's start script does. */
+function loadSecretKey(dataDir: string, fromEnv: string | undefined): string {
+  if (fromEnv) return fromEnv;
+  const file = path.join(dataDir, '.webui_secret_key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = randomBytes(32).toString('base64url');
+  writeFileSync(file, key, { mode: 0o600 });
+  return key;
+}
+
+const STRONG_PASSWORD = /^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)(?=.*[^\w\s]).{8,}$/;
+
+export function readEnv(source: Record<string, string | undefined> = process.env): Env {
+  const dataDir = path.resolve(source.DATA_DIR ?? './data');
+  mkdirSync(dataDir, { recursive: true });
+  const sameSite = (source.WEBUI_AUTH_COOKIE_SAME_SITE ?? source.WEBUI_SESSION_COOKIE_SAME_SITE ?? 'lax').toLowerCase();
+  let pattern = STRONG_PASSWORD;
+  if (source.PASSWORD_VALIDATION_REGEX_PATTERN) {
+    try {
+      pattern = new RegExp(source.PASSWORD_VALIDATION_REGEX_PATTERN);
+    } catch {
+      pattern = STRONG_PASSWORD;
+    }
+  }
+  return {
+    host: source.HOST ?? '0.0.0.0',
+    port: int(source.PORT, 8080),
+    dataDir,
+    databaseUrl: source.DATABASE_URL || null,
+    redisUrl: source.REDIS_URL || null,
+    secretKey: loadSecretKey(dataDir, source.WEBUI_SECRET_KEY),
+    webuiAuth: bool(source.WEBUI_AUTH, true),
+    webuiName: source.WEBUI_NAME ?? 'Open WebUI',
+    corsAllowOrigin: (source.CORS_ALLOW_ORIGIN ?? '*').split(';').filter(Boolean),
+    cookieSecure: bool(source.WEBUI_AUTH_COOKIE_SECURE ?? source.WEBUI_SESSION_COOKIE_SECURE, false),
+    cookieSameSite: sameSite === 'strict' || sameSite === 'none' ? sameSite : 'lax',
+    frontendBuildDir: source.FRONTEND_BUILD_DIR ? path.resolve(source.FRONTEND_BUILD_DIR) : null,
+    enablePersistentConfig: bool(source.ENABLE_PERSISTENT_CONFIG, true),
+    enablePasswordValidation: bool(source.ENABLE_PASSWORD_VALIDATION, false),
+    passwordValidationPattern: pattern,
+    passwordValidationHint: source.PASSWORD_VALIDATION_HINT ?? '',
+    bypassAdminAccessControl: bool(source.BYPASS_ADMIN_ACCESS_CONTROL, true),
+    logLevel: source.LOG_LEVEL ?? source.GLOBAL_LOG_LEVEL?.toLowerCase() ?? 'info',
+    version: PARLEY_VERSION,
+    raw: { ...source },
+  };
+}

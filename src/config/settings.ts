@@ -1,0 +1,143 @@
+import type { Db } from '../core/db/database.js';
+import { fromJson, toJson } from '../core/db/json.js';
+
+/**
+ * The persistent config store: one row per dotted key with a JSON value, seeded
+ * from the environment on first start and then owned by the database (the
+ * reference's PersistentConfig). Values are cached in memory so reads on hot
+ * paths cost nothing; writes go to the database first, then the cache.
+ *
+ * Each area declares the keys it reads with `defineSetting`, next to its code.
+ */
+export interface SettingDefinition<T = unknown> {
+  key: string;
+  /** Environment variable that seeds the value (the reference's name). */
+  env?: string;
+  default: T;
+  parse?: (raw: string) => T;
+  /** Checks an imported or saved value; returns an error message or null. */
+  check?: (value: unknown) => string | null;
+}
+
+const definitions = new Map<string, SettingDefinition>();
+
+export function defineSetting<T>(definition: SettingDefinition<T>): SettingDefinition<T> {
+  definitions.set(definition.key, definition as SettingDefinition);
+  return definition;
+}
+
+export const parsers = {
+  bool: (raw: string) => raw.trim().toLowerCase() === 'true',
+  int: (raw: string) => Number.parseInt(raw, 10),
+  string: (raw: string) => raw,
+  json: (raw: string) => JSON.parse(raw) as unknown,
+  list: (raw: string) =>
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+};
+
+export const checks = {
+  bool: (v: unknown) => (typeof v === 'boolean' ? null : 'must be a boolean'),
+  string: (v: unknown) => (typeof v === 'string' ? null : 'must be a string'),
+  nullableString: (v: unknown) => (v === null || typeof v === 'string' ? null : 'must be a string or null'),
+  int: (v: unknown) => (Number.isInteger(v) ? null : 'must be an integer'),
+  nullableInt: (v: unknown) => (v === null || Number.isInteger(v) ? null : 'must be an integer or null'),
+  object: (v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? null : 'must be an object'),
+  list: (v: unknown) => (Array.isArray(v) ? null : 'must be a list'),
+};
+
+export class SettingsStore {
+  private values = new Map<string, unknown>();
+  private defaults = new Map<string, unknown>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly env: Record<string, string | undefined>,
+    private readonly persistent: boolean,
+  ) {}
+
+  private defaultOf(definition: SettingDefinition): unknown {
+    const raw = definition.env ? this.env[definition.env] : undefined;
+    if (raw === undefined || raw === '') return definition.default;
+    try {
+      return (definition.parse ?? parsers.string)(raw);
+    } catch {
+      return definition.default;
+    }
+  }
+
+  /** Seeds keys the database does not hold yet, then loads every row into the cache. */
+  async load(now: number): Promise<void> {
+    for (const definition of definitions.values()) this.defaults.set(definition.key, this.defaultOf(definition));
+    if (!this.persistent) {
+      this.values = new Map(this.defaults);
+      return;
+    }
+    const rows = await this.db.selectFrom('config').select(['key', 'value']).execute();
+    const stored = new Set(rows.map((r) => r.key));
+    const missing = [...this.defaults].filter(([key]) => !stored.has(key));
+    if (missing.length > 0) {
+      await this.db
+        .insertInto('config')
+        .values(missing.map(([key, value]) => ({ key, value: toJson(value) ?? 'null', updated_at: now })))
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
+    }
+    await this.reload();
+  }
+
+  /** Re-reads the database (another instance may have written). */
+  async reload(): Promise<void> {
+    if (!this.persistent) return;
+    const rows = await this.db.selectFrom('config').select(['key', 'value']).execute();
+    const values = new Map(this.defaults);
+    for (const row of rows) values.set(row.key, fromJson(row.value, null));
+    this.values = values;
+  }
+
+  get<T>(setting: SettingDefinition<T> | string): T {
+    const key = typeof setting === 'string' ? setting : setting.key;
+    return (this.values.has(key) ? this.values.get(key) : this.defaults.get(key)) as T;
+  }
+
+  all(): Record<string, unknown> {
+    return Object.fromEntries(this.values);
+  }
+
+  namespace(namespace: string): Record<string, unknown> {
+    return Object.fromEntries([...this.values].filter(([key]) => key.startsWith(`${namespace}.`)));
+  }
+
+  /** Problems with values for known keys; unknown keys are accepted as the reference does. */
+  validate(updates: Record<string, unknown>): string[] {
+    const problems: string[] = [];
+    for (const [key, value] of Object.entries(updates)) {
+      const problem = definitions.get(key)?.check?.(value);
+      if (problem) problems.push(`${key}: ${problem}`);
+    }
+    return problems;
+  }
+
+  /** Writes every key in one transaction; the cache changes only after it commits. */
+  async set(updates: Record<string, unknown>, now: number, db: Db = this.db): Promise<void> {
+    const entries = Object.entries(updates);
+    if (entries.length === 0) return;
+    if (this.persistent) {
+      const write = async (trx: Db) => {
+        for (const [key, value] of entries) {
+          const encoded = toJson(value) ?? 'null';
+          await trx
+            .insertInto('config')
+            .values({ key, value: encoded, updated_at: now })
+            .onConflict((oc) => oc.column('key').doUpdateSet({ value: encoded, updated_at: now }))
+            .execute();
+        }
+      };
+      if (db === this.db) await this.db.transaction().execute(write);
+      else await write(db);
+    }
+    for (const [key, value] of entries) this.values.set(key, value);
+  }
+}

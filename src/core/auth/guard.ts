@@ -1,0 +1,94 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR, HttpError } from '../http/errors.js';
+import type { TokenService } from './tokens.js';
+import type { UserRecord } from './user.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in user, set by the auth hooks; null on public routes without credentials. */
+    user: UserRecord | null;
+    /** The credential the user presented, as the frontend needs it echoed back. */
+    token: string | null;
+  }
+}
+
+export interface AuthLookups {
+  userById(id: string): Promise<UserRecord | null>;
+  userByApiKey(key: string): Promise<UserRecord | null>;
+  /** Whether API keys may be used by this user on this path (checked only for `sk-` credentials). */
+  checkApiKeyUse(user: UserRecord, path: string): Promise<void>;
+  touch(user: UserRecord): void;
+}
+
+/** Bearer header first, then the `token` cookie, then `x-api-key`, as the reference's middleware. */
+export function credentialOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (header) {
+    const [scheme, credentials, ...rest] = header.split(' ');
+    if (scheme && credentials && rest.length === 0 && scheme.toLowerCase() === 'bearer') return credentials;
+  }
+  const cookie = request.cookies?.token;
+  if (cookie) return cookie;
+  const apiKey = request.headers['x-api-key'];
+  return typeof apiKey === 'string' && apiKey ? apiKey : null;
+}
+
+export const TOKEN_COOKIE = 'token';
+
+/**
+ * Hooks that resolve the request's user, one per level of the reference's auth
+ * dependencies. Both role checks answer 401 (not 403), as the reference does.
+ */
+export function createAuthGuard(tokens: TokenService, lookups: AuthLookups) {
+  async function resolve(request: FastifyRequest, reply: FastifyReply): Promise<UserRecord> {
+    const credential = credentialOf(request);
+    if (!credential) throw new HttpError(401, 'Not authenticated');
+    request.token = credential;
+    if (credential.startsWith('sk-')) {
+      const user = await lookups.userByApiKey(credential);
+      if (!user) throw new HttpError(401, ERROR.INVALID_TOKEN);
+      await lookups.checkApiKeyUse(user, request.url.split('?')[0]);
+      lookups.touch(user);
+      return user;
+    }
+    const claims = await tokens.verify(credential);
+    if (!claims) {
+      if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
+      throw new HttpError(401, ERROR.UNAUTHORIZED);
+    }
+    const user = await lookups.userById(claims.id);
+    if (!user) {
+      if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
+      throw new HttpError(401, ERROR.INVALID_TOKEN);
+    }
+    lookups.touch(user);
+    return user;
+  }
+
+  const roleHook = (roles: string[] | null) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const user = await resolve(request, reply);
+    if (roles && !roles.includes(user.role)) throw new HttpError(401, ERROR.ACCESS_PROHIBITED);
+    request.user = user;
+  };
+
+  return {
+    /** Any signed-in user, including role `pending` (`get_current_user`). */
+    current: roleHook(null),
+    /** Role `user` or `admin` (`get_verified_user`). */
+    verified: roleHook(['user', 'admin']),
+    /** Role `admin` (`get_admin_user`). */
+    admin: roleHook(['admin']),
+    /** Public routes that look at credentials when present; a bad credential is simply ignored. */
+    optional: async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!credentialOf(request)) return;
+      try {
+        request.user = await resolve(request, reply);
+      } catch {
+        request.user = null;
+      }
+    },
+    resolve,
+  };
+}
+
+export type AuthGuard = ReturnType<typeof createAuthGuard>;

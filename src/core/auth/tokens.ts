@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+
+/** `JWT_EXPIRES_IN` syntax of the reference: '4w', '1h30m', '500ms'; '-1' or '0' means no expiry. */
+export function parseDuration(duration: string): number | null {
+  if (duration === '-1' || duration === '0') return null;
+  const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+  const matches = [...duration.matchAll(/(-?\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g)];
+  if (matches.length === 0) throw new Error('Invalid duration string');
+  return matches.reduce((total, [, n, unit]) => total + Number(n) * units[unit], 0);
+}
+
+export interface TokenClaims {
+  id: string;
+  jti?: string;
+  iat?: number;
+  exp?: number;
+}
+
+/** Session tokens: HS256 JWTs carrying the user id, as the reference issues them. */
+export class TokenService {
+  private readonly key: Uint8Array;
+
+  constructor(secret: string) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  /** Returns the token and its expiry in epoch seconds (null when it never expires). */
+  async issue(userId: string, expiresInSeconds: number | null, nowSeconds: number): Promise<{ token: string; expiresAt: number | null }> {
+    const jwt = new SignJWT({ id: userId }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setJti(randomUUID()).setIssuedAt(nowSeconds);
+    const expiresAt = expiresInSeconds === null ? null : Math.floor(nowSeconds + expiresInSeconds);
+    if (expiresAt !== null) jwt.setExpirationTime(expiresAt);
+    return { token: await jwt.sign(this.key), expiresAt };
+  }
+
+  /** The claims of a valid token, or null for anything else (bad signature, expired, malformed). */
+  async verify(token: string): Promise<TokenClaims | null> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] });
+      return typeof payload.id === 'string' ? (payload as unknown as TokenClaims) : null;
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Env } from '../config/env.js';
+import type { SettingsStore } from '../config/settings.js';
+import type { AuthGuard } from './auth/guard.js';
+import type { TokenService } from './auth/tokens.js';
+import type { Clock } from './clock.js';
+import type { DatabaseHandle, Db } from './db/database.js';
+import type { EventBus } from './events/publish.js';
+
+/** The shared machinery every area's service is built from (see app.ts). */
+export interface Core {
+  env: Env;
+  database: DatabaseHandle;
+  db: Db;
+  settings: SettingsStore;
+  events: EventBus;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  tokens: TokenService;
+}
+
+/** What route modules receive: the core plus the auth hooks. */
+export interface RouteContext {
+  core: Core;
+  auth: AuthGuard;
+}

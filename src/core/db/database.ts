@@ -1,0 +1,81 @@
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './tables.js';
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Db;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+// PostgreSQL returns BIGINT as a string; every BIGINT Parley stores is epoch seconds, safe as a number.
+pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
+
+/**
+ * better-sqlite3 refuses to bind booleans; PostgreSQL wants them. Binding them as
+ * 0/1 here keeps the stores' query code the same on both dialects.
+ */
+function withBooleanBinding(database: SQLite.Database): SQLite.Database {
+  const prepare = database.prepare.bind(database);
+  const convert = (params: unknown[]) => params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+  database.prepare = ((source: string) => {
+    const statement = prepare(source);
+    const all = statement.all.bind(statement);
+    const run = statement.run.bind(statement);
+    const iterate = statement.iterate.bind(statement);
+    return Object.assign(statement, {
+      all: (...params: unknown[]) => all(...convert(params)),
+      run: (...params: unknown[]) => run(...convert(params)),
+      iterate: (...params: unknown[]) => iterate(...convert(params)),
+    });
+  }) as typeof database.prepare;
+  return database;
+}
+
+function openSqlite(file: string): SQLite.Database {
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return withBooleanBinding(database);
+}
+
+export function openDatabase(options: { databaseUrl: string | null; dataDir: string }): DatabaseHandle {
+  const url = options.databaseUrl;
+  if (url && /^postgres(ql)?:\/\//.test(url)) {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  let file = path.join(options.dataDir, 'webui.db');
+  if (url?.startsWith('sqlite:')) file = url.replace(/^sqlite:(\/\/)?/, '');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file) }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * Applies pending migrations. On PostgreSQL Kysely's migrator holds an advisory
+ * lock for the whole run, so instances starting together against one database
+ * take turns instead of racing.
+ */
+export async function migrate(db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,13 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as foundation from './0001_foundation.js';
+
+/** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
+const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};

@@ -1,0 +1,117 @@
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Every table Parley stores, as Kysely sees it. JSON columns are TEXT on both
+ * dialects (encoded by the stores with `json.ts`), booleans are 0/1 on SQLite and
+ * boolean on PostgreSQL (normalised with `toBool`), timestamps are epoch seconds.
+ */
+type JsonText = string | null;
+type Flag = ColumnType<boolean | number, boolean, boolean>;
+
+export interface UserTable {
+  id: string;
+  email: string;
+  username: string | null;
+  role: string;
+  name: string;
+  profile_image_url: string | null;
+  profile_banner_image_url: string | null;
+  bio: string | null;
+  gender: string | null;
+  date_of_birth: string | null;
+  timezone: string | null;
+  presence_state: string | null;
+  status_emoji: string | null;
+  status_message: string | null;
+  status_expires_at: number | null;
+  info: JsonText;
+  variables: JsonText;
+  settings: JsonText;
+  oauth: JsonText;
+  scim: JsonText;
+  last_active_at: number;
+  updated_at: number;
+  created_at: number;
+}
+
+export interface AuthTable {
+  id: string;
+  email: string;
+  password: string;
+  active: Flag;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  user_id: string;
+  key: string;
+  data: JsonText;
+  expires_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GroupTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string;
+  data: JsonText;
+  meta: JsonText;
+  permissions: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GroupMemberTable {
+  id: string;
+  group_id: string;
+  user_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AccessGrantTable {
+  id: string;
+  resource_type: string;
+  resource_id: string;
+  principal_type: string;
+  principal_id: string;
+  permission: string;
+  created_at: number;
+}
+
+export interface ConfigTable {
+  key: string;
+  value: string;
+  updated_at: number | null;
+}
+
+export interface OAuthSessionTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  token: string;
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Database {
+  user: UserTable;
+  auth: AuthTable;
+  api_key: ApiKeyTable;
+  group: GroupTable;
+  group_member: GroupMemberTable;
+  access_grant: AccessGrantTable;
+  config: ConfigTable;
+  oauth_session: OAuthSessionTable;
+}
+
+export type UserRow = Selectable<UserTable>;
+export type NewUserRow = Insertable<UserTable>;
+export type UserUpdate = Updateable<UserTable>;
+export type GroupRow = Selectable<GroupTable>;
+export type AccessGrantRow = Selectable<AccessGrantTable>;
+export type ApiKeyRow = Selectable<ApiKeyTable>;

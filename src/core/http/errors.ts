@@ -1,0 +1,57 @@
+/**
+ * Errors thrown by services and shaped into `{"detail": ...}` in one place
+ * (`plugin.ts`). Status codes and strings follow the reference, because the web
+ * frontend shows `detail` to the user and clients match on it.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: unknown,
+  ) {
+    super(typeof detail === 'string' ? detail : JSON.stringify(detail));
+  }
+}
+
+export const badRequest = (detail: unknown) => new HttpError(400, detail);
+export const unauthorized = (detail: unknown) => new HttpError(401, detail);
+export const forbidden = (detail: unknown) => new HttpError(403, detail);
+export const notFound = (detail: unknown = ERROR.NOT_FOUND) => new HttpError(404, detail);
+
+/** The reference's user-facing messages (open_webui/constants.py ERROR_MESSAGES). */
+export const ERROR = {
+  DEFAULT: (err = '') => `Something went wrong :/${err ? `\n[ERROR: ${err}]` : ''}`,
+  CREATE_USER_ERROR:
+    'Oops! Something went wrong while creating your account. Please try again later. If the issue persists, contact support for assistance.',
+  DELETE_USER_ERROR:
+    'Oops! Something went wrong. We encountered an issue while trying to delete the user. Please give it another shot.',
+  EMAIL_TAKEN:
+    'Uh-oh! This email is already registered. Sign in with your existing account or choose another email to start anew.',
+  USERNAME_TAKEN: 'Uh-oh! This username is already registered. Please choose another username.',
+  PASSWORD_TOO_LONG:
+    'Uh-oh! The password you entered is too long. Please make sure your password is less than 72 bytes long.',
+  ID_TAKEN: 'Uh-oh! This id is already registered. Please choose another id string.',
+  INVALID_TOKEN: 'Your session has expired or the token is invalid. Please sign in again.',
+  INVALID_CRED: 'The email or password provided is incorrect. Please check for typos and try logging in again.',
+  INVALID_EMAIL_FORMAT:
+    "The email format you entered is invalid. Please double-check and make sure you're using a valid email address (e.g., yourname@example.com).",
+  INCORRECT_PASSWORD: 'The password provided is incorrect. Please check for typos and try again.',
+  EXISTING_USERS:
+    "You can't turn off authentication because there are existing users. If you want to disable WEBUI_AUTH, make sure your web interface doesn't have any existing users and is a fresh installation.",
+  UNAUTHORIZED: '401 Unauthorized',
+  ACCESS_PROHIBITED: 'You do not have permission to access this resource. Please contact your administrator for assistance.',
+  ACTION_PROHIBITED: 'The requested action has been restricted as a security measure.',
+  NOT_FOUND: "We could not find what you're looking for :/",
+  USER_NOT_FOUND: "We could not find what you're looking for :/",
+  API_KEY_NOT_FOUND:
+    "Oops! It looks like there's a hiccup. The API key is missing. Please make sure to provide a valid API key to access this feature.",
+  API_KEY_NOT_ALLOWED: 'Use of API key is not enabled in the environment.',
+  MALICIOUS: 'Unusual activities detected, please try again in a few minutes.',
+  INCORRECT_FORMAT: (err = '') => `Invalid format. Please use the correct format${err}`,
+  RATE_LIMIT_EXCEEDED: 'API rate limit exceeded',
+  CREATE_API_KEY_ERROR:
+    'Oops! Something went wrong while creating your API key. Please try again later. If the issue persists, contact support for assistance.',
+  API_KEY_CREATION_NOT_ALLOWED: 'API key creation is not allowed in the environment.',
+  INVALID_PASSWORD: (err = '') => err || 'The password does not meet the required validation criteria.',
+  INVALID_URL: 'The URL you provided is invalid. Please double-check and try again.',
+  FEATURE_DISABLED: (name = '') => `${name} is disabled`,
+} as const;

@@ -1,0 +1,126 @@
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import findMyWay from 'find-my-way';
+import { HttpError } from './errors.js';
+import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** Paths that belong to the API: unknown ones answer JSON 404, never the web page. */
+export const API_PREFIXES = ['/api/', '/api', '/ollama', '/openai', '/oauth', '/ws/'];
+
+export function isApiPath(url: string): boolean {
+  const path = url.split('?')[0];
+  return API_PREFIXES.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+}
+
+export interface HttpServerOptions {
+  logger: FastifyBaseLogger;
+  corsAllowOrigin: string[];
+  version: string;
+  /** Serves the web frontend for GET/HEAD requests no route matched; returns false when it has nothing. */
+  fallback?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+}
+
+function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
+  return reply.code(status).type('application/json').send({ detail });
+}
+
+/**
+ * The Fastify instance with the interface's plumbing: FastAPI-shaped errors,
+ * 405 for a known path with another method, JSON bodies parsed so that broken
+ * JSON is a 422, and the OpenAPI document generated from the route schemas.
+ */
+export async function createHttpServer(options: HttpServerOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 64 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
+    ajv: { customOptions: {} },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(schemaCompiler);
+  app.setSchemaErrorFormatter((errors, dataVar) => {
+    const error = new Error('validation') as Error & { details: ValidationDetail[] };
+    error.details = validationDetails(errors as never, dataVar);
+    return error;
+  });
+
+  // Every path and method served, to tell "wrong method" (405) from "no such path" (404).
+  const known = findMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      try {
+        known.on(method as never, route.url, () => undefined);
+      } catch {
+        // a second registration of the same path and method (HEAD for GET) is fine
+      }
+    }
+  });
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      const detail: ValidationDetail = {
+        type: 'json_invalid',
+        loc: ['body', 0],
+        msg: 'JSON decode error',
+        input: {},
+        ctx: { error: (error as Error).message },
+      };
+      done(Object.assign(new Error('invalid json'), { statusCode: 422, details: [detail] }), undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError & { details?: ValidationDetail[] }, request, reply) => {
+    if (error instanceof HttpError) return sendDetail(reply, error.statusCode, error.detail);
+    if (error.details) return sendDetail(reply, 422, error.details);
+    if (error.validation) return sendDetail(reply, 422, validationDetails(error.validation as never, error.validationContext ?? 'body'));
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendDetail(reply, 415, 'Unsupported Media Type');
+    if (error.statusCode && error.statusCode < 500) return sendDetail(reply, error.statusCode, error.message);
+    request.log.error({ err: error, url: request.url }, 'request failed');
+    return sendDetail(reply, 500, 'Internal Server Error');
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0];
+    const otherMethod = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].some(
+      (method) => method !== request.method && known.find(method as never, path) !== null,
+    );
+    if (otherMethod) return sendDetail(reply, 405, 'Method Not Allowed');
+    if (options.fallback && (request.method === 'GET' || request.method === 'HEAD') && !isApiPath(path)) {
+      if (await options.fallback(request, reply)) return reply;
+    }
+    return sendDetail(reply, 404, 'Not Found');
+  });
+
+  await app.register(cookie);
+  const origins = options.corsAllowOrigin;
+  await app.register(cors, {
+    origin: origins.includes('*') ? true : origins,
+    credentials: true,
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Parley', version: options.version, description: 'Open WebUI interface, release 0.11.0' },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  return app;
+}

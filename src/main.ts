@@ -1,0 +1,29 @@
+import { buildParley } from './app.js';
+
+/** Process entry: build the app, listen, and shut down cleanly on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const parley = await buildParley();
+  const { app, core } = parley;
+  await core.events.publish({ event: 'system.startup.started', source: 'system' });
+  await app.listen({ host: core.env.host, port: core.env.port });
+  await core.events.publish({ event: 'system.startup.completed', source: 'system' });
+  core.log.info({ host: core.env.host, port: core.env.port, database: core.database.dialect }, 'parley ready');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    core.log.info({ signal }, 'shutting down');
+    await core.events.publish({ event: 'system.shutdown.started', source: 'system' });
+    await core.events.publish({ event: 'system.shutdown.completed', source: 'system' });
+    await parley.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
