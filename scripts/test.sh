@@ -28,12 +28,13 @@ if [ "${PARLEY_SKIP_POSTGRES:-}" != 1 ]; then
 fi
 
 node -e '
-const fs = require("fs"); const path = require("path");
+const fs = require("fs"), path = require("path");
 let passed = 0, failed = 0;
-for (const f of fs.readdirSync(process.argv[1])) {
-  const r = JSON.parse(fs.readFileSync(path.join(process.argv[1], f), "utf8"));
-  passed += r.numPassedTests; failed += r.numFailedTests + (r.numFailedTestSuites || 0) * 0;
-  if (!r.success && r.numFailedTests === 0) failed += r.numFailedTestSuites || 1;
+for (const file of fs.readdirSync(process.argv[1])) {
+  const report = JSON.parse(fs.readFileSync(path.join(process.argv[1], file), "utf8"));
+  passed += report.numPassedTests;
+  // A suite that fails to load has no failed tests of its own; count it so it is seen.
+  failed += report.numFailedTests + (report.success || report.numFailedTests ? 0 : Math.max(1, report.numFailedTestSuites));
 }
 console.log(`${passed} passed, ${failed} failed`);
 ' "$results"

@@ -62,7 +62,7 @@ function detailOf(error: ErrorObject, root: string): ValidationDetail | null {
     }
     case 'type': {
       const expected = String((error.params as { type: string }).type).split(',')[0];
-      if (input === undefined && loc.length === 1) return { type: 'missing', loc, msg: 'Field required', input: null };
+      if ((input === undefined || input === null) && loc.length === 1) return { type: 'missing', loc, msg: 'Field required', input: null };
       if (expected === 'null') return null; // the non-null branch of a nullable field says what was wrong
       const [type, msg] = TYPE_ERRORS[expected] ?? ['value_error', error.message ?? 'Invalid value'];
       if (expected === 'integer' && typeof input === 'number') {

@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { buildParley } from '../../src/app.js';
+import { readEnv } from '../../src/config/env.js';
+import { createTestDatabase, dialect, dropTestDatabase } from '../helpers/server.js';
+
+async function countMigrations(parley: Awaited<ReturnType<typeof buildParley>>) {
+  const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(parley.core.db);
+  return rows.rows.map((r) => r.name);
+}
+
+describe('database start-up', () => {
+  it('applies migrations once and again finds them applied after a restart', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-db-'));
+    const databaseUrl = await createTestDatabase();
+    const env = readEnv({ DATA_DIR: dataDir, WEBUI_SECRET_KEY: 'k', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+    try {
+      const first = await buildParley({ env, logLevel: 'silent' });
+      const applied = await countMigrations(first);
+      expect(applied).toContain('0001_foundation');
+      await first.close();
+      const second = await buildParley({ env, logLevel: 'silent' });
+      expect(await countMigrations(second)).toEqual(applied);
+      await second.close();
+    } finally {
+      await dropTestDatabase(databaseUrl);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(dialect === 'postgres')('lets several instances start together against one PostgreSQL database', async () => {
+    const databaseUrl = await createTestDatabase();
+    const dirs = [0, 1, 2, 3].map(() => mkdtempSync(path.join(tmpdir(), 'parley-db-')));
+    try {
+      const instances = await Promise.all(
+        dirs.map((dir) => buildParley({ env: readEnv({ DATA_DIR: dir, WEBUI_SECRET_KEY: 'k', DATABASE_URL: databaseUrl! }), logLevel: 'silent' })),
+      );
+      const applied = await countMigrations(instances[0]);
+      expect(new Set(applied).size).toBe(applied.length);
+      for (const instance of instances) expect(await countMigrations(instance)).toEqual(applied);
+      await Promise.all(instances.map((i) => i.close()));
+    } finally {
+      await dropTestDatabase(databaseUrl);
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
