@@ -1,18 +1,695 @@
-import type { UserRecord } from '../../core/auth/user.js';
-import type { Core } from '../../core/context.js';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { AccessService } from '../../core/access/service.js';
+import { hashPassword, passwordTooLong, verifyPassword } from '../../core/auth/passwords.js';
+import { parseDuration } from '../../core/auth/tokens.js';
+import { isAdmin, type UserRecord } from '../../core/auth/user.js';
+import type { Core } from '../../core/context.js';
+import { type Db, isUniqueViolation } from '../../core/db/database.js';
+import { fromJson } from '../../core/db/json.js';
+import { badRequest, ERROR, forbidden, HttpError, notFound, unauthorized } from '../../core/http/errors.js';
 import type { UsersService } from '../users/service.js';
+import { RateLimiter } from './rate-limit.js';
+import type {
+  AddUserForm,
+  AdminConfig,
+  LdapServerConfig,
+  OAuthConfigForm,
+  SessionUserInfoResponse,
+  SessionUserResponse,
+  SigninForm,
+  SigninResponse,
+  SignoutResponse,
+  SignupForm,
+  UpdatePasswordForm,
+  UpdateProfileForm,
+  UserProfileImageResponse,
+} from './schemas.js';
+import {
+  ADMIN_CONFIG_KEYS,
+  adminEmailSetting,
+  apiKeyAllowedEndpointsSetting,
+  apiKeyRestrictionsSetting,
+  type AuthOptions,
+  defaultGroupIdSetting,
+  defaultUserRoleSetting,
+  enableApiKeysSetting,
+  enableLoginFormSetting,
+  enableSignupSetting,
+  jwtExpirySetting,
+  LDAP_SERVER_CONFIG_KEYS,
+  ldapEnableSetting,
+  OAUTH_COMMA_LIST_FIELDS,
+  OAUTH_CONFIG_KEYS,
+  oauthEndSessionEndpointSetting,
+  oauthProviderUrlSetting,
+  readAuthOptions,
+  showAdminDetailsSetting,
+} from './settings.js';
+import { AuthStore } from './store.js';
 
-/** TO BE COMPLETED by the auths work. */
+/** A session token with what the `token` cookie needs to carry it. */
+export interface IssuedToken {
+  token: string;
+  /** Epoch seconds; null when the token never expires. */
+  expiresAt: number | null;
+  /** Seconds the cookie should live; null for a session cookie. */
+  maxAge: number | null;
+}
+
+export interface Session<T> {
+  body: T;
+  /** Set as the `token` cookie when present. */
+  cookie: IssuedToken | null;
+}
+
+/** Headers a sign-in may be answered from (trusted-header mode). */
+export type RequestHeaders = Record<string, string | string[] | undefined>;
+
+interface NewAccount {
+  email: string;
+  password: string;
+  name: string;
+  profileImageUrl: string | null;
+  /** The role when this is not the very first account (which always becomes admin). */
+  role: string;
+  source: string;
+  /** Who created it; the new user itself when absent. */
+  actor?: UserRecord;
+}
+
+/** Python's `re.match(r'[^@]+@[^@]+\.[^@]+', email)`: anchored at the start only. */
+const EMAIL_FORMAT = /^[^@]+@[^@]+\.[^@]+/;
+/** `JWT_EXPIRES_IN` values the admin form may store (anything else is ignored, as the reference). */
+const DURATION_FORMAT = /^(-1|0|(-?\d+(\.\d+)?)(ms|s|m|h|d|w))$/;
+/** Serialises account creation on PostgreSQL so two first sign-ups cannot both become admin. */
+const ACCOUNT_CREATION_LOCK = 7_361_626_574_001;
+const NO_AUTH_ADMIN = { email: 'admin@localhost', password: 'admin', name: 'User' };
+
+const requiredFieldEmpty = (name: string) => `Required field ${name} is empty`;
+const oauthNotConfigured = (provider: string) => `Provider '${provider}' is not configured`;
+
+/** Python's `re.match`: the pattern must match at the start of the text (not necessarily all of it). */
+function matchesAtStart(pattern: RegExp, text: string): boolean {
+  const sticky = new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '') + 'y');
+  return sticky.test(text);
+}
+
+/**
+ * Accounts, credentials and sessions: sign-up, sign-in, sign-out, passwords,
+ * API keys and the admin's authentication settings (routers/auths.py).
+ */
 export class AuthsService {
+  private readonly options: AuthOptions;
+  /** 15 sign-in attempts per e-mail address in 3 minutes, as the reference. */
+  private readonly signinLimiter: RateLimiter;
+  /** Verified against when there is no credential, so timing does not reveal which accounts exist. */
+  private placeholderHash: Promise<string> | null = null;
+
   constructor(
     readonly core: Core,
     readonly users: UsersService,
     readonly access: AccessService,
-  ) {}
+  ) {
+    this.options = readAuthOptions(core.env.raw);
+    this.signinLimiter = new RateLimiter(15, 180, () => core.clock.now());
+  }
+
+  private store(db: Db = this.core.db): AuthStore {
+    return new AuthStore(db);
+  }
+
+  private setting<T>(definition: { key: string }): T {
+    return this.core.settings.get<T>(definition.key);
+  }
+
+  // ---- sessions -------------------------------------------------------------
+
+  /** The configured session length in seconds (null: tokens never expire). */
+  private jwtExpirySeconds(): number | null {
+    return parseDuration(this.setting<string>(jwtExpirySetting));
+  }
+
+  async issueToken(userId: string): Promise<IssuedToken> {
+    const seconds = this.jwtExpirySeconds();
+    const { token, expiresAt } = await this.core.tokens.issue(userId, seconds, this.core.clock.now());
+    return { token, expiresAt, maxAge: seconds === null ? null : Math.floor(seconds) };
+  }
+
+  /** A new session for a user who just proved who they are (`create_session_response`). */
+  private async startSession(user: UserRecord, source: string): Promise<Session<SessionUserResponse>> {
+    const issued = await this.issueToken(user.id);
+    const permissions = await this.access.permissionsOf(user);
+    await this.core.events.publish({
+      event: 'auth.login',
+      actor: user,
+      subjectId: user.id,
+      subjectType: 'user',
+      source,
+      data: { auth_method: source },
+    });
+    return {
+      body: {
+        token: issued.token,
+        token_type: 'Bearer',
+        expires_at: issued.expiresAt,
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        role: user.role,
+        profile_image_url: `/api/v1/users/${user.id}/profile/image`,
+        permissions,
+      },
+      cookie: issued,
+    };
+  }
+
+  /** `GET /auths/`: the signed-in user, echoing the credential and re-setting the cookie for a session token. */
+  async sessionInfo(user: UserRecord, credential: string | null): Promise<Session<SessionUserInfoResponse>> {
+    const claims = credential ? await this.core.tokens.verify(credential) : null;
+    const now = this.core.clock.now();
+    const expiresAt = claims?.exp ?? null;
+    if (expiresAt !== null && now > expiresAt) throw unauthorized(ERROR.INVALID_TOKEN);
+    const cookie = claims && credential ? { token: credential, expiresAt, maxAge: expiresAt === null ? null : expiresAt - now } : null;
+    return {
+      body: {
+        token: credential ?? '',
+        token_type: 'Bearer',
+        expires_at: expiresAt,
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        role: user.role,
+        profile_image_url: user.profile_image_url,
+        bio: user.bio,
+        gender: user.gender,
+        date_of_birth: user.date_of_birth,
+        status_emoji: user.status_emoji,
+        status_message: user.status_message,
+        status_expires_at: user.status_expires_at,
+        permissions: await this.access.permissionsOf(user),
+      },
+      cookie,
+    };
+  }
+
+  // ---- validation -------------------------------------------------------------
+
+  /** The forms' `profile_image_url` validator (the users area's rule): a 422 like any other field error. */
+  private checkProfileImage(url: string | null | undefined): void {
+    if (url !== null && url !== undefined) this.users.assertProfileImageUrl(url);
+  }
+
+  private checkEmailFormat(email: string): void {
+    if (!email.endsWith('@localhost') && !EMAIL_FORMAT.test(email)) throw badRequest(ERROR.INVALID_EMAIL_FORMAT);
+  }
+
+  private checkNewPassword(password: string): void {
+    if (passwordTooLong(password)) throw badRequest(ERROR.PASSWORD_TOO_LONG);
+    const { enablePasswordValidation, passwordValidationPattern, passwordValidationHint } = this.core.env;
+    if (enablePasswordValidation && !matchesAtStart(passwordValidationPattern, password)) {
+      throw badRequest(ERROR.INVALID_PASSWORD(passwordValidationHint));
+    }
+  }
+
+  private async checkEmailFree(email: string): Promise<void> {
+    if (await this.users.byEmail(email)) throw badRequest(ERROR.EMAIL_TAKEN);
+  }
+
+  // ---- accounts -------------------------------------------------------------
+
+  /**
+   * Creates the user and its password credential in one transaction. The very
+   * first account becomes admin and closes sign-up. On PostgreSQL an advisory
+   * lock makes concurrent creations take turns, so the user count read under it
+   * is exact; SQLite runs one transaction at a time anyway.
+   */
+  private async createAccount(account: NewAccount): Promise<UserRecord> {
+    const hash = await hashPassword(account.password);
+    const now = this.core.clock.now();
+    try {
+      return await this.core.db.transaction().execute(async (trx) => {
+        if (this.core.database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${ACCOUNT_CREATION_LOCK})`.execute(trx);
+        const first = (await this.users.count(trx)) === 0;
+        const user = await this.users.create(
+          { email: account.email, name: account.name, role: first ? 'admin' : account.role, profile_image_url: account.profileImageUrl },
+          trx,
+        );
+        await this.store(trx).insertCredential({ id: user.id, email: user.email, password: hash, active: true });
+        await this.joinDefaultGroup(user.id, trx);
+        await this.core.events.publish(
+          { event: 'user.created', actor: account.actor ?? user, subjectId: user.id, source: account.source, data: { role: user.role } },
+          trx,
+        );
+        // Last, so the settings cache changes only once every row is written.
+        if (first) await this.core.settings.set({ [enableSignupSetting.key]: false }, now, trx);
+        return user;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw badRequest(ERROR.EMAIL_TAKEN);
+      throw error;
+    }
+  }
+
+  /** New accounts join the configured default group; a group id that no longer exists is ignored, as the reference. */
+  private async joinDefaultGroup(userId: string, trx: Db): Promise<void> {
+    const groupId = this.setting<string>(defaultGroupIdSetting);
+    if (!groupId) return;
+    const groups = this.access.groups;
+    if (await groups.byId(groupId, trx)) await groups.addMembers(null, groupId, [userId], trx);
+    else this.core.log.warn({ groupId }, 'default group not found; new user not added');
+  }
+
+  private signupAllowed(hasUsers: boolean): boolean {
+    const loginForm = this.setting<boolean>(enableLoginFormSetting);
+    if (!this.core.env.webuiAuth) return !hasUsers;
+    // The first admin is not gated on ENABLE_SIGNUP: it is switched off after the first sign-up and may be stale.
+    if (hasUsers) return this.setting<boolean>(enableSignupSetting) && loginForm;
+    return loginForm || this.options.enableInitialAdminSignup;
+  }
+
+  async signup(form: SignupForm): Promise<Session<SessionUserResponse>> {
+    this.checkProfileImage(form.profile_image_url);
+    if (!this.signupAllowed((await this.users.count()) > 0)) throw forbidden(ERROR.ACCESS_PROHIBITED);
+    const email = form.email.toLowerCase();
+    this.checkEmailFormat(email);
+    await this.checkEmailFree(email);
+    this.checkNewPassword(form.password);
+    const user = await this.createAccount({
+      email,
+      password: form.password,
+      name: form.name,
+      profileImageUrl: form.profile_image_url ?? null,
+      role: this.setting<string>(defaultUserRoleSetting),
+      source: 'api',
+    });
+    await this.core.events.publish({ event: 'auth.signup', actor: user, subjectId: user.id, subjectType: 'user', data: { email: user.email } });
+    return this.startSession(user, 'api');
+  }
+
+  /** `POST /auths/add`: an admin creates an account and receives a token for it (no cookie). */
+  async addUser(admin: UserRecord, form: AddUserForm): Promise<SigninResponse> {
+    this.checkProfileImage(form.profile_image_url);
+    const email = form.email.toLowerCase();
+    this.checkEmailFormat(email);
+    await this.checkEmailFree(email);
+    this.checkNewPassword(form.password);
+    const user = await this.createAccount({
+      email,
+      password: form.password,
+      name: form.name,
+      profileImageUrl: form.profile_image_url ?? null,
+      role: form.role ?? 'pending',
+      source: 'admin',
+      actor: admin,
+    });
+    const { token } = await this.issueToken(user.id);
+    return {
+      token,
+      token_type: 'Bearer',
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: user.role,
+      profile_image_url: `/api/v1/users/${user.id}/profile/image`,
+    };
+  }
+
+  private placeholder(): Promise<string> {
+    this.placeholderHash ??= hashPassword('placeholder');
+    return this.placeholderHash;
+  }
+
+  /** The user whose active credential matches, or null (`Auths.authenticate_user`). */
+  private async authenticate(email: string, password: string): Promise<UserRecord | null> {
+    const user = await this.users.byEmail(email);
+    const credential = user ? await this.store().credentialOf(user.id) : null;
+    if (!user || !credential?.active) {
+      await verifyPassword(password, await this.placeholder());
+      return null;
+    }
+    return (await verifyPassword(password, credential.password)) ? user : null;
+  }
+
+  /** The user by e-mail when their credential is active, without a password (trusted header). */
+  private async activeUserByEmail(email: string): Promise<UserRecord | null> {
+    const user = await this.users.byEmail(email);
+    const credential = user ? await this.store().credentialOf(user.id) : null;
+    return user && credential?.active ? user : null;
+  }
+
+  async signin(form: SigninForm, headers: RequestHeaders): Promise<Session<SessionUserResponse>> {
+    if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
+    let user: UserRecord | null;
+    let source = 'password';
+    if (this.options.trustedEmailHeader) {
+      source = 'trusted_header';
+      user = await this.signinFromTrustedHeaders(headers);
+    } else if (!this.core.env.webuiAuth) {
+      source = 'system';
+      user = await this.signinWithoutAuth();
+    } else {
+      const email = form.email.toLowerCase();
+      if (this.signinLimiter.isLimited(email)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
+      user = await this.authenticate(email, form.password);
+    }
+    if (!user) throw badRequest(ERROR.INVALID_CRED);
+    return this.startSession(user, source);
+  }
+
+  /** Trusted-header mode: the proxy vouches for the e-mail address; unknown addresses get an account. */
+  private async signinFromTrustedHeaders(headers: RequestHeaders): Promise<UserRecord | null> {
+    const header = (name: string) => {
+      const value = headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const rawEmail = header(this.options.trustedEmailHeader!);
+    if (!rawEmail) throw badRequest('Your provider has not provided a trusted header. Please contact your administrator for assistance.');
+    const email = rawEmail.toLowerCase();
+    let name = email;
+    const rawName = this.options.trustedNameHeader ? header(this.options.trustedNameHeader) : undefined;
+    if (rawName) {
+      try {
+        name = decodeURIComponent(rawName);
+      } catch {
+        name = rawName;
+      }
+    }
+    if (!(await this.users.byEmail(email))) {
+      try {
+        await this.createAccount({
+          email,
+          password: randomBytes(16).toString('hex'),
+          name,
+          profileImageUrl: '/user.png',
+          role: this.setting<string>(defaultUserRoleSetting),
+          source: 'trusted_header',
+        });
+      } catch (error) {
+        // Another request created the same account first: sign in to that one.
+        if (!(error instanceof HttpError && error.detail === ERROR.EMAIL_TAKEN)) throw error;
+      }
+    }
+    let user = await this.activeUserByEmail(email);
+    const trustedRole = this.options.trustedRoleHeader ? header(this.options.trustedRoleHeader)?.trim().toLowerCase() : undefined;
+    if (user && trustedRole && ['admin', 'user', 'pending'].includes(trustedRole) && user.role !== trustedRole) {
+      user = await this.users.update(user.id, { role: trustedRole });
+    }
+    return user;
+  }
+
+  /** WEBUI_AUTH=false: everyone is the single admin account admin@localhost, created on first use. */
+  private async signinWithoutAuth(): Promise<UserRecord | null> {
+    if (!(await this.users.byEmail(NO_AUTH_ADMIN.email))) {
+      if ((await this.users.count()) > 0) throw badRequest(ERROR.EXISTING_USERS);
+      await this.createAccount({
+        email: NO_AUTH_ADMIN.email,
+        password: NO_AUTH_ADMIN.password,
+        name: NO_AUTH_ADMIN.name,
+        profileImageUrl: '/user.png',
+        role: this.setting<string>(defaultUserRoleSetting),
+        source: 'system',
+      });
+    }
+    return this.authenticate(NO_AUTH_ADMIN.email, NO_AUTH_ADMIN.password);
+  }
+
+  /** `POST /auths/ldap`. Parley has no LDAP client: with LDAP on, every bind fails as an unreachable server would. */
+  async ldapSignin(password: string): Promise<never> {
+    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled');
+    if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
+    if (!password.trim()) throw badRequest(ERROR.INVALID_CRED);
+    throw badRequest('LDAP authentication failed.');
+  }
+
+  /**
+   * Ends the session the credential belongs to (reported as `auth.logout`).
+   * Tokens are not revoked server-side: like the reference without Redis, a
+   * copied token stays valid until it expires.
+   */
+  async signout(credential: string | null, oauthSessionId: string | null): Promise<SignoutResponse> {
+    if (credential) {
+      const claims = await this.core.tokens.verify(credential);
+      const actor = claims ? await this.users.byId(claims.id) : null;
+      await this.core.events.publish({
+        event: 'auth.logout',
+        actor,
+        ...(actor ? { subjectId: actor.id, subjectType: 'user' } : {}),
+      });
+    }
+    if (oauthSessionId) {
+      const endSession = this.setting<string>(oauthEndSessionEndpointSetting);
+      if (endSession) return { status: true, redirect_url: endSession };
+      const session = await this.store().oauthSessionById(oauthSessionId);
+      const discoveryUrl = this.setting<string>(oauthProviderUrlSetting);
+      if (session && discoveryUrl) {
+        const logoutUrl = await this.providerLogoutUrl(discoveryUrl, session.token);
+        if (logoutUrl) return { status: true, redirect_url: logoutUrl };
+      }
+    }
+    if (this.options.signoutRedirectUrl) return { status: true, redirect_url: this.options.signoutRedirectUrl };
+    return { status: true };
+  }
+
+  /** The OpenID provider's end-session URL for the stored session, or null when it has none. */
+  private async providerLogoutUrl(discoveryUrl: string, storedToken: string): Promise<string | null> {
+    const idToken = fromJson<{ id_token?: string }>(storedToken, {}).id_token;
+    let endpoint: unknown;
+    try {
+      const response = await fetch(discoveryUrl, { signal: AbortSignal.timeout(10_000) });
+      if (!response.ok) throw new Error(`status ${response.status}`);
+      endpoint = ((await response.json()) as { end_session_endpoint?: unknown }).end_session_endpoint;
+    } catch (error) {
+      this.core.log.error({ err: error }, 'OpenID signout error');
+      throw new HttpError(500, 'Failed to sign out from the OpenID provider.');
+    }
+    if (typeof endpoint !== 'string' || !endpoint) return null;
+    const after = this.options.signoutRedirectUrl ? `&post_logout_redirect_uri=${this.options.signoutRedirectUrl}` : '';
+    return `${endpoint}?id_token_hint=${idToken ?? ''}${after}`;
+  }
+
+  // ---- the signed-in user's own account ---------------------------------------
+
+  async updateProfile(user: UserRecord, form: UpdateProfileForm): Promise<UserProfileImageResponse> {
+    this.checkProfileImage(form.profile_image_url);
+    const fields = {
+      profile_image_url: form.profile_image_url,
+      name: form.name,
+      bio: form.bio ?? null,
+      gender: form.gender ?? null,
+      date_of_birth: form.date_of_birth ?? null,
+    };
+    const updated = await this.core.db.transaction().execute(async (trx) => {
+      const result = await this.users.update(user.id, fields, trx);
+      if (!result) throw badRequest(ERROR.DEFAULT());
+      await this.core.events.publish(
+        { event: 'user.profile_updated', actor: user, subjectId: user.id, data: { updated_fields: Object.keys(fields) } },
+        trx,
+      );
+      return result;
+    });
+    return { id: updated.id, name: updated.name, role: updated.role, email: updated.email, profile_image_url: updated.profile_image_url };
+  }
+
+  async updateTimezone(user: UserRecord, timezone: string): Promise<{ status: boolean }> {
+    await this.core.db.transaction().execute(async (trx) => {
+      await this.users.update(user.id, { timezone }, trx);
+      await this.core.events.publish({ event: 'user.updated', actor: user, subjectId: user.id, data: { updated_fields: ['timezone'] } }, trx);
+    });
+    return { status: true };
+  }
+
+  async updatePassword(user: UserRecord, form: UpdatePasswordForm): Promise<boolean> {
+    // With a trusted header the proxy owns passwords.
+    if (this.options.trustedEmailHeader) throw badRequest(ERROR.ACTION_PROHIBITED);
+    const verified = await this.authenticate(user.email, form.password);
+    if (!verified) throw badRequest(ERROR.INCORRECT_PASSWORD);
+    this.checkNewPassword(form.new_password);
+    const hash = await hashPassword(form.new_password);
+    return this.core.db.transaction().execute(async (trx) => {
+      const changed = await this.store(trx).updatePassword(verified.id, hash);
+      if (changed) {
+        await this.core.events.publish({ event: 'auth.password_changed', actor: verified, subjectId: verified.id, subjectType: 'user' }, trx);
+      }
+      return changed;
+    });
+  }
+
+  /** Replaces a user's password (the admin's user editing); 400 when the new one is not acceptable. */
+  async setPassword(userId: string, password: string, db: Db = this.core.db): Promise<boolean> {
+    this.checkNewPassword(password);
+    return this.store(db).updatePassword(userId, await hashPassword(password));
+  }
+
+  /** Keeps the credential's login address in step with the user's e-mail (the admin's user editing). */
+  async setEmail(userId: string, email: string, db: Db = this.core.db): Promise<void> {
+    await this.store(db).updateEmail(userId, email.toLowerCase());
+  }
+
+  // ---- API keys ---------------------------------------------------------------
+
+  private async mayUseApiKeys(user: UserRecord): Promise<boolean> {
+    if (!this.setting<boolean>(enableApiKeysSetting)) return false;
+    return isAdmin(user) || this.access.hasPermission(user, 'features.api_keys');
+  }
+
+  private async checkApiKeyManagement(user: UserRecord): Promise<void> {
+    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_CREATION_NOT_ALLOWED);
+  }
+
+  async createApiKey(user: UserRecord): Promise<{ api_key: string }> {
+    await this.checkApiKeyManagement(user);
+    const key = `sk-${randomBytes(16).toString('hex')}`;
+    const now = this.core.clock.now();
+    await this.core.db.transaction().execute(async (trx) => {
+      await this.store(trx).replaceApiKey(user.id, key, now);
+      await this.core.events.publish({ event: 'auth.api_key.created', actor: user, subjectId: user.id, subjectType: 'user' }, trx);
+    });
+    return { api_key: key };
+  }
+
+  async apiKey(user: UserRecord): Promise<{ api_key: string }> {
+    await this.checkApiKeyManagement(user);
+    const key = await this.store().apiKeyOf(user.id);
+    if (!key) throw notFound(ERROR.API_KEY_NOT_FOUND);
+    return { api_key: key };
+  }
+
+  async deleteApiKey(user: UserRecord): Promise<boolean> {
+    await this.checkApiKeyManagement(user);
+    await this.core.db.transaction().execute(async (trx) => {
+      await this.store(trx).deleteApiKey(user.id);
+      await this.core.events.publish({ event: 'auth.api_key.deleted', actor: user, subjectId: user.id, subjectType: 'user' }, trx);
+    });
+    return true;
+  }
 
   /** Refuses an `sk-` key where API keys are off, not permitted, or restricted to other paths (403). */
-  async checkApiKeyUse(_user: UserRecord, _path: string): Promise<void> {
-    throw new Error('not implemented');
+  async checkApiKeyUse(user: UserRecord, path: string): Promise<void> {
+    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_NOT_ALLOWED);
+    if (!this.setting<boolean>(apiKeyRestrictionsSetting)) return;
+    const allowed = String(this.setting<string>(apiKeyAllowedEndpointsSetting) ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    if (!allowed.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) throw forbidden(ERROR.ACCESS_PROHIBITED);
+  }
+
+  // ---- OAuth ----------------------------------------------------------------------
+
+  /** A user's OAuth sessions, without their tokens. */
+  oauthSessionsOf(userId: string) {
+    return this.store().oauthSessionsOf(userId);
+  }
+
+  async deleteOAuthSession(user: UserRecord, provider: string): Promise<boolean> {
+    await this.core.db.transaction().execute(async (trx) => {
+      const deleted = await this.store(trx).deleteOAuthSessions(user.id, provider);
+      if (deleted === 0) throw notFound('No OAuth session found for this provider');
+      await this.core.events.publish(
+        { event: 'auth.oauth_session.deleted', actor: user, subjectId: user.id, subjectType: 'user', data: { provider } },
+        trx,
+      );
+    });
+    return true;
+  }
+
+  /** Parley configures no OAuth providers, so an enabled exchange always finds the provider unknown. */
+  async exchangeOAuthToken(provider: string): Promise<never> {
+    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled');
+    throw notFound(oauthNotConfigured(provider.toLowerCase()));
+  }
+
+  // ---- admin settings -------------------------------------------------------------
+
+  async adminDetails(): Promise<{ name: string | null; email: string | null }> {
+    if (!this.setting<boolean>(showAdminDetailsSetting)) throw badRequest(ERROR.ACTION_PROHIBITED);
+    const configured = this.setting<string | null>(adminEmailSetting);
+    if (configured) return { name: (await this.users.byEmail(configured))?.name ?? null, email: configured };
+    const firstId = await this.users.store().firstUserId();
+    const admin = firstId ? await this.users.byId(firstId) : null;
+    return { name: admin?.name ?? null, email: admin?.email ?? null };
+  }
+
+  private valuesOf(keys: Record<string, string>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(keys).map(([field, key]) => [field, this.core.settings.get(key)]));
+  }
+
+  private updatesFor(form: Record<string, unknown>, keys: Record<string, string>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(form).filter(([field]) => field in keys).map(([field, value]) => [keys[field], value]));
+  }
+
+  adminConfig(): Record<string, unknown> {
+    return this.valuesOf(ADMIN_CONFIG_KEYS);
+  }
+
+  async updateAdminConfig(form: AdminConfig): Promise<Record<string, unknown>> {
+    const updates = this.updatesFor(form, ADMIN_CONFIG_KEYS);
+    const optionalCount = (field: 'FOLDER_MAX_FILE_COUNT' | 'AUTOMATION_MAX_COUNT' | 'AUTOMATION_MIN_INTERVAL') => {
+      const value = form[field];
+      if (!value) return '';
+      const n = typeof value === 'number' ? value : Number(value.trim());
+      if (!Number.isInteger(n)) throw badRequest(ERROR.INCORRECT_FORMAT(`: ${field} must be an integer`));
+      return n;
+    };
+    updates[ADMIN_CONFIG_KEYS.FOLDER_MAX_FILE_COUNT] = optionalCount('FOLDER_MAX_FILE_COUNT');
+    updates[ADMIN_CONFIG_KEYS.AUTOMATION_MAX_COUNT] = optionalCount('AUTOMATION_MAX_COUNT');
+    updates[ADMIN_CONFIG_KEYS.AUTOMATION_MIN_INTERVAL] = optionalCount('AUTOMATION_MIN_INTERVAL');
+    // Values the server could not use are left unchanged, as the reference does.
+    if (!['pending', 'user', 'admin'].includes(form.DEFAULT_USER_ROLE)) delete updates[ADMIN_CONFIG_KEYS.DEFAULT_USER_ROLE];
+    if (!['thread', 'channel'].includes(form.CHANNEL_MODEL_RESPONSE_MODE ?? '')) delete updates[ADMIN_CONFIG_KEYS.CHANNEL_MODEL_RESPONSE_MODE];
+    if (!DURATION_FORMAT.test(form.JWT_EXPIRES_IN)) delete updates[ADMIN_CONFIG_KEYS.JWT_EXPIRES_IN];
+    await this.core.settings.set(updates, this.core.clock.now());
+    return this.adminConfig();
+  }
+
+  ldapServerConfig(): LdapServerConfig {
+    return this.valuesOf(LDAP_SERVER_CONFIG_KEYS) as LdapServerConfig;
+  }
+
+  async updateLdapServerConfig(form: LdapServerConfig): Promise<LdapServerConfig> {
+    for (const field of ['label', 'host', 'attribute_for_mail', 'attribute_for_username', 'search_base'] as const) {
+      if (!form[field]) throw badRequest(requiredFieldEmpty(field));
+    }
+    // Group sync reads this attribute; empty, it would silently do nothing.
+    if (form.enable_group_management && !(form.attribute_for_groups ?? '').trim()) throw badRequest(requiredFieldEmpty('attribute_for_groups'));
+    await this.core.settings.set(this.updatesFor(form, LDAP_SERVER_CONFIG_KEYS), this.core.clock.now());
+    return this.ldapServerConfig();
+  }
+
+  ldapConfig(): { ENABLE_LDAP: boolean | null } {
+    return { ENABLE_LDAP: this.setting<boolean | null>(ldapEnableSetting) };
+  }
+
+  async updateLdapConfig(enable: boolean | null | undefined): Promise<{ ENABLE_LDAP: boolean | null }> {
+    await this.core.settings.set({ [ldapEnableSetting.key]: enable ?? null }, this.core.clock.now());
+    return this.ldapConfig();
+  }
+
+  oauthConfig(): Record<string, unknown> {
+    const values = this.valuesOf(OAUTH_CONFIG_KEYS);
+    for (const field of OAUTH_COMMA_LIST_FIELDS) {
+      if (Array.isArray(values[field])) values[field] = (values[field] as unknown[]).map(String).join(',');
+    }
+    return values;
+  }
+
+  /** Only the fields sent (and not null) change; comma-separated lists are stored as lists. */
+  async updateOAuthConfig(form: OAuthConfigForm): Promise<Record<string, unknown>> {
+    const sent = Object.fromEntries(
+      Object.entries(form)
+        .filter(([, value]) => value !== null && value !== undefined)
+        .map(([field, value]) => [
+          field,
+          OAUTH_COMMA_LIST_FIELDS.has(field) && typeof value === 'string'
+            ? value
+                .split(',')
+                .map((item) => item.trim())
+                .filter(Boolean)
+            : value,
+        ]),
+    );
+    await this.core.settings.set(this.updatesFor(sent, OAUTH_CONFIG_KEYS), this.core.clock.now());
+    return this.oauthConfig();
   }
 }
