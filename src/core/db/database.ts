@@ -24,7 +24,9 @@ pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
  */
 function withBooleanBinding(database: SQLite.Database): SQLite.Database {
   const prepare = database.prepare.bind(database);
-  const convert = (params: unknown[]) => params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+  const bindable = (p: unknown) => (typeof p === 'boolean' ? (p ? 1 : 0) : p);
+  // Kysely passes the parameters as one array argument.
+  const convert = (params: unknown[]) => params.map((p) => (Array.isArray(p) ? p.map(bindable) : bindable(p)));
   database.prepare = ((source: string) => {
     const statement = prepare(source);
     const all = statement.all.bind(statement);
