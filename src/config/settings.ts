@@ -15,6 +15,8 @@ export interface SettingDefinition<T = unknown> {
   env?: string;
   default: T;
   parse?: (raw: string) => T;
+  /** Computes the first value from several environment variables (e.g. the USER_PERMISSIONS_* family); wins over `env`. */
+  seed?: (env: Record<string, string | undefined>) => T;
   /** Checks an imported or saved value; returns an error message or null. */
   check?: (value: unknown) => string | null;
 }
@@ -59,6 +61,7 @@ export class SettingsStore {
   ) {}
 
   private defaultOf(definition: SettingDefinition): unknown {
+    if (definition.seed) return definition.seed(this.env);
     const raw = definition.env ? this.env[definition.env] : undefined;
     if (raw === undefined || raw === '') return definition.default;
     try {

@@ -1,15 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
+import type { Db } from '../../core/db/database.js';
+import { notFound } from '../../core/http/errors.js';
 import type { UsersService } from '../users/service.js';
+import { type GroupPatch, type GroupRecord, GroupStore, type GroupWithCount } from './store.js';
 
-/** TO BE COMPLETED by the groups work. */
+export type { GroupRecord, GroupWithCount } from './store.js';
+
+export interface GroupForm {
+  name: string;
+  description: string;
+  permissions?: Record<string, unknown> | null;
+  data?: Record<string, unknown> | null;
+}
+
+export type GroupInfo = Pick<GroupWithCount, 'id' | 'user_id' | 'name' | 'description' | 'member_count' | 'created_at' | 'updated_at'>;
+
+/** A member as `POST /groups/id/{id}/users` lists it (UserInfoResponse built from the bare user). */
+export interface GroupMemberInfo {
+  id: string;
+  name: string;
+  email: string;
+  role: string;
+  bio: string | null;
+  groups: unknown[];
+  is_active: boolean;
+  status_emoji: string | null;
+  status_message: string | null;
+  status_expires_at: number | null;
+}
+
+/**
+ * Who may pick a group in a share dialog, from the group's `data.config.share`:
+ * everyone (true, or not set), its members only ('members'), or nobody (false).
+ */
+type ShareSetting = 'anyone' | 'members' | 'nobody' | 'other';
+
+function shareSettingOf(group: GroupRecord): ShareSetting {
+  const config = group.data?.config as Record<string, unknown> | undefined;
+  const share = config && typeof config === 'object' ? config.share : undefined;
+  if (!group.data || share === undefined || share === null) return 'anyone';
+  // The reference compares the JSON value as lower-cased text.
+  const text = (typeof share === 'string' ? share : JSON.stringify(share)).toLowerCase();
+  if (text === 'true' || text === '1') return 'anyone';
+  if (text === 'members') return 'members';
+  if (text === 'false') return 'nobody';
+  return 'other';
+}
+
+/** DEFAULT_GROUP_SHARE_PERMISSION: 'members' (default), otherwise true only for "true". */
+function defaultShareOf(raw: Record<string, string | undefined>): boolean | 'members' {
+  const value = (raw.DEFAULT_GROUP_SHARE_PERMISSION ?? 'members').trim().toLowerCase();
+  return value === 'members' ? 'members' : value === 'true';
+}
+
+/** User groups: records, memberships and the share rule of the group picker. */
 export class GroupsService {
   constructor(
     readonly core: Core,
     readonly users: UsersService,
   ) {}
 
+  private store(db: Db = this.core.db): GroupStore {
+    return new GroupStore(db);
+  }
+
   /** Ids of the groups the user belongs to. */
-  async groupIdsOf(_userId: string): Promise<string[]> {
-    throw new Error('not implemented');
+  async groupIdsOf(userId: string, db?: Db): Promise<string[]> {
+    return this.store(db).idsOfMember(userId);
+  }
+
+  /** The groups the user belongs to, newest change first. */
+  async groupsOf(userId: string, db?: Db): Promise<GroupRecord[]> {
+    return this.store(db).ofMember(userId);
+  }
+
+  /** Group ids of many users at once (user lists). */
+  async groupIdsOfUsers(userIds: string[], db?: Db): Promise<Map<string, string[]>> {
+    return this.store(db).idsOfMembers(userIds);
+  }
+
+  /** Which of `ids` name existing groups. */
+  async existingIds(ids: string[], db?: Db): Promise<string[]> {
+    return this.store(db).existingIds([...new Set(ids)]);
+  }
+
+  async byId(id: string, db?: Db): Promise<GroupRecord | null> {
+    return this.store(db).byId(id);
+  }
+
+  private async require(id: string, db?: Db): Promise<GroupRecord> {
+    const group = await this.store(db).byId(id);
+    if (!group) throw notFound();
+    return group;
+  }
+
+  private async withCount(group: GroupRecord, db?: Db): Promise<GroupWithCount> {
+    return { ...group, member_count: await this.store(db).memberCount(group.id) };
+  }
+
+  /**
+   * The group list. Admins see every group; other users see their own groups,
+   * or, with `share` given, the groups the share dialog offers them (groups.py get_groups).
+   */
+  async list(user: UserRecord, share?: boolean): Promise<GroupWithCount[]> {
+    if (isAdmin(user)) return this.store().listWithCounts();
+    if (share === undefined) return this.store().listWithCounts(user.id);
+    const groups = await this.store().listWithCounts();
+    const memberOf = new Set(await this.groupIdsOf(user.id));
+    return groups.filter((group) => {
+      const setting = shareSettingOf(group);
+      if (!share) return setting === 'nobody';
+      return setting === 'anyone' || (setting === 'members' && memberOf.has(group.id));
+    });
+  }
+
+  async create(actor: UserRecord, form: GroupForm): Promise<GroupWithCount> {
+    const now = this.core.clock.now();
+    const data = { ...(form.data ?? {}) };
+    const config = { ...((data.config as Record<string, unknown> | undefined) ?? {}) };
+    if (!('share' in config)) config.share = defaultShareOf(this.core.env.raw);
+    data.config = config;
+    const group: GroupRecord = {
+      id: randomUUID(),
+      user_id: actor.id,
+      name: form.name,
+      description: form.description,
+      data,
+      meta: null,
+      permissions: form.permissions ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.core.db.transaction().execute(async (trx) => {
+      await this.store(trx).insert(group);
+      await this.core.events.publish({ event: 'group.created', actor, subjectId: group.id, subjectType: 'group', data: { name: group.name } }, trx);
+    });
+    return { ...group, member_count: 0 };
+  }
+
+  async get(id: string): Promise<GroupWithCount> {
+    return this.withCount(await this.require(id));
+  }
+
+  async info(id: string): Promise<GroupInfo> {
+    const { id: groupId, user_id, name, description, member_count, created_at, updated_at } = await this.get(id);
+    return { id: groupId, user_id, name, description, member_count, created_at, updated_at };
+  }
+
+  async export(id: string): Promise<GroupWithCount & { user_ids: string[] }> {
+    const group = await this.get(id);
+    return { ...group, user_ids: await this.store().memberIds(id) };
+  }
+
+  async members(id: string): Promise<GroupMemberInfo[]> {
+    await this.require(id);
+    const users = await this.users.byIds(await this.store().memberIds(id));
+    return users.map((u) => ({
+      id: u.id,
+      name: u.name,
+      email: u.email,
+      role: u.role,
+      bio: u.bio,
+      groups: [],
+      is_active: false,
+      status_emoji: u.status_emoji,
+      status_message: u.status_message,
+      status_expires_at: u.status_expires_at,
+    }));
+  }
+
+  /** Replaces name and description; permissions and data only when given (exclude_none). */
+  async update(actor: UserRecord, id: string, form: GroupForm): Promise<GroupWithCount> {
+    await this.require(id);
+    const patch: GroupPatch & { updated_at: number } = { name: form.name, description: form.description, updated_at: this.core.clock.now() };
+    if (form.permissions !== undefined && form.permissions !== null) patch.permissions = form.permissions;
+    if (form.data !== undefined && form.data !== null) patch.data = form.data;
+    await this.core.db.transaction().execute(async (trx) => {
+      await this.store(trx).update(id, patch);
+      await this.core.events.publish({ event: 'group.updated', actor, subjectId: id, subjectType: 'group', data: { name: form.name } }, trx);
+    });
+    return this.get(id);
+  }
+
+  /**
+   * Adds the existing users among `userIds` (unknown ids are skipped, as the
+   * reference does). `actor` null: a system change (default group on sign-up), no event.
+   */
+  async addMembers(actor: UserRecord | null, id: string, userIds: string[] | null | undefined, db?: Db): Promise<GroupWithCount> {
+    const run = async (trx: Db) => {
+      await this.require(id, trx);
+      const valid = userIds?.length ? (await this.users.byIds([...new Set(userIds)], trx)).map((u) => u.id) : [];
+      const now = this.core.clock.now();
+      await this.store(trx).addMembers(id, valid, now);
+      await this.store(trx).touch([id], now);
+      if (actor) {
+        await this.core.events.publish({ event: 'group.member_added', actor, subjectId: id, subjectType: 'group', data: { user_ids: valid } }, trx);
+      }
+      return this.withCount((await this.store(trx).byId(id)) as GroupRecord, trx);
+    };
+    return db ? run(db) : this.core.db.transaction().execute(run);
+  }
+
+  async removeMembers(actor: UserRecord, id: string, userIds: string[] | null | undefined): Promise<GroupWithCount> {
+    return this.core.db.transaction().execute(async (trx) => {
+      await this.require(id, trx);
+      if (userIds?.length) {
+        await this.store(trx).removeMembers(id, userIds);
+        await this.store(trx).touch([id], this.core.clock.now());
+      }
+      await this.core.events.publish(
+        { event: 'group.member_removed', actor, subjectId: id, subjectType: 'group', data: { user_ids: userIds ?? null } },
+        trx,
+      );
+      return this.withCount((await this.store(trx).byId(id)) as GroupRecord, trx);
+    });
+  }
+
+  /** Deletes the group; memberships go by foreign-key cascade. */
+  async delete(actor: UserRecord, id: string): Promise<boolean> {
+    await this.core.db.transaction().execute(async (trx) => {
+      if (!(await this.store(trx).delete(id))) throw notFound();
+      await this.core.events.publish({ event: 'group.deleted', actor, subjectId: id, subjectType: 'group' }, trx);
+    });
+    return true;
   }
 }
