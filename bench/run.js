@@ -1,0 +1,334 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createContext } from './lib/context.js';
+import { load } from './lib/load.js';
+import { machineCpuSeconds, ownCpuSeconds, pinSelf, pinning, sleep, startServer } from './lib/processes.js';
+import { markdownTable, median, row, textTable } from './lib/report.js';
+import { scenarios as allScenarios } from './scenarios/index.js';
+
+/**
+ * `npm run bench`: measures Parley (built, in dist/) against a bare Fastify
+ * "floor" on this machine and prints one table, also written to
+ * bench/results/latest.json and latest.md. Reports only: exits 0 whatever the figures.
+ * See docs/bench.md.
+ */
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '6' },
+    warmup: { type: 'string', default: '2' },
+    reps: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    starts: { type: 'string', default: '5' },
+    only: { type: 'string' },
+  },
+});
+const settings = {
+  seconds: Number(flags.duration),
+  warmupSeconds: Number(flags.warmup),
+  reps: Number(flags.reps),
+  connections: Number(flags.connections),
+  starts: Number(flags.starts),
+};
+const TARGETS = { readySeconds: 0.5, idleRssBytes: 100 * 1024 * 1024, rpsRatio: 0.7 };
+const SETTLE_MS = 1000; // after ready, before reading idle memory
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const resultsDir = path.join(root, 'bench', 'results');
+const floorScript = path.join(root, 'bench', 'lib', 'floor-server.js');
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
+const scenarios = allScenarios.filter((s) => !flags.only || s.name.includes(flags.only));
+const running = new Set();
+
+const log = (message) => process.stderr.write(`bench: ${message}\n`);
+
+/** A fresh, empty data folder for every Parley start; only the variables Parley reads. */
+function parleyEnv() {
+  const dataDir = mkdtempSync(path.join(scratch, 'data-'));
+  return { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, WEBUI_SECRET_KEY: 'bench-secret-key' };
+}
+
+async function start(kind, routeFile) {
+  const server =
+    kind === 'parley'
+      ? await startServer({ name: 'Parley', args: [path.join(root, 'dist', 'main.js')], env: parleyEnv(), cwd: root })
+      : await startServer({ name: 'floor', args: routeFile ? [floorScript, routeFile] : [floorScript], env: { PATH: process.env.PATH }, cwd: root });
+  running.add(server);
+  return server;
+}
+
+async function stop(server) {
+  running.delete(server);
+  await server.stop();
+}
+
+function machine() {
+  const git = (...args) => {
+    try {
+      return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return null;
+    }
+  };
+  return {
+    cores: os.cpus().length,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    memoryBytes: os.totalmem(),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    commit: git('rev-parse', '--short', 'HEAD'),
+    uncommittedChanges: git('status', '--porcelain', '--', 'src') ? true : false,
+    pinning: pinning ? `servers on CPU ${pinning.server}, load generator and orchestrator on CPU ${pinning.load}` : 'none (taskset missing or one core)',
+  };
+}
+
+/** Start to ready of Parley (fresh data folder each time) and of a bare Fastify, interleaved. */
+async function measureStarts() {
+  const times = { parley: [], floor: [] };
+  for (let i = 0; i < settings.starts; i++) {
+    for (const kind of ['parley', 'floor']) {
+      const server = await start(kind);
+      times[kind].push(server.readyMs / 1000);
+      await stop(server);
+    }
+  }
+  return times;
+}
+
+/** Runs each scenario's setup on the running Parley and takes its answer as the floor's payload. */
+async function prepare(parley) {
+  const ctx = createContext(parley.url);
+  const prepared = [];
+  for (const scenario of scenarios) {
+    try {
+      const request = { method: 'GET', headers: {}, ...scenario.request, ...(scenario.setup ? await scenario.setup(ctx) : {}) };
+      const answer = await ctx.call(request.method, request.path, request.body, { headers: request.headers });
+      if (answer.status < 200 || answer.status > 299) {
+        throw new Error(`${request.method} ${request.path} answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}`);
+      }
+      const contentType = answer.headers.get('content-type') ?? 'application/json';
+      const floorRoute = {
+        method: request.method,
+        path: request.path,
+        status: answer.status,
+        contentType,
+        ...(contentType.includes('json') ? { json: answer.body } : { text: String(answer.body) }),
+      };
+      prepared.push({ scenario, request, floorRoute });
+    } catch (error) {
+      log(`scenario "${scenario.name}" skipped: ${error.message}`);
+      prepared.push({ scenario, error: error.message });
+    }
+  }
+  return prepared;
+}
+
+/** Warm-up, then `reps` runs each of Parley and the floor, alternating which goes first. */
+async function measureScenario(parley, entry, index) {
+  const routeFile = path.join(scratch, `floor-route-${index}.json`);
+  writeFileSync(routeFile, JSON.stringify(entry.floorRoute));
+  const floor = await start('floor', routeFile);
+  const options = { seconds: settings.seconds, connections: settings.connections };
+  const runs = { parley: [], floor: [] };
+  try {
+    log(`${entry.scenario.name}: warm-up`);
+    await load(parley, entry.request, { ...options, seconds: settings.warmupSeconds });
+    await load(floor, entry.request, { ...options, seconds: settings.warmupSeconds });
+    for (let rep = 0; rep < settings.reps; rep++) {
+      const order = rep % 2 === 0 ? ['parley', 'floor'] : ['floor', 'parley'];
+      for (const kind of order) {
+        log(`${entry.scenario.name}: ${kind} run ${rep + 1}/${settings.reps}`);
+        runs[kind].push(await load(kind === 'parley' ? parley : floor, entry.request, options));
+      }
+    }
+    return { runs, floorMemoryAfter: floor.memory() };
+  } finally {
+    await stop(floor);
+  }
+}
+
+function summarise(runs) {
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.latencyMs.p50)),
+    p99: median(runs.map((r) => r.latencyMs.p99)),
+    failures: runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0),
+    serverCpuShare: median(runs.map((r) => r.serverCpuShare)),
+    otherCpuShare: median(runs.map((r) => r.otherCpuShare)),
+  };
+}
+
+function buildRows(results) {
+  const rows = [];
+  const { starts, memory } = results;
+  rows.push(
+    row({
+      figure: `start to ready, median of ${starts.parley.length}`,
+      parley: median(starts.parley),
+      floor: median(starts.floor),
+      unit: 'seconds',
+      target: `≤ ${TARGETS.readySeconds} s`,
+      check: (s) => s <= TARGETS.readySeconds,
+    }),
+    row({ figure: `start to ready, slowest of ${starts.parley.length}`, parley: Math.max(...starts.parley), floor: Math.max(...starts.floor), unit: 'seconds' }),
+    row({
+      figure: 'RSS idle after start',
+      parley: memory.parleyIdle.rss,
+      floor: memory.floorIdle.rss,
+      unit: 'megabytes',
+      target: `≤ ${TARGETS.idleRssBytes / 2 ** 20} MB`,
+      check: (bytes) => bytes <= TARGETS.idleRssBytes,
+    }),
+    row({ figure: 'RSS after load', parley: memory.parleyAfterLoad?.rss ?? NaN, floor: memory.floorAfterLoad?.rss ?? NaN, unit: 'megabytes' }),
+  );
+  for (const entry of results.scenarios) {
+    const name = entry.name;
+    if (entry.error) {
+      rows.push({ ...row({ figure: `${name}: req/s`, parley: NaN, floor: NaN, unit: 'rps' }), verdict: `not run: ${entry.error.slice(0, 80)}` });
+      continue;
+    }
+    const p = entry.parley;
+    const f = entry.floor;
+    const minRatio = entry.rpsRatioTarget;
+    const invalid = p.failures || f.failures ? `${p.failures} Parley / ${f.failures} floor failed requests` : null;
+    rows.push(
+      row({
+        figure: `${name}: req/s`,
+        parley: p.rps,
+        floor: f.rps,
+        unit: 'rps',
+        target: `≥ ${minRatio.toFixed(2)}× floor`,
+        check: (_rps, ratio) => ratio >= minRatio,
+        invalid,
+      }),
+      row({ figure: `${name}: latency median`, parley: p.p50, floor: f.p50, unit: 'ms' }),
+      row({ figure: `${name}: latency p99`, parley: p.p99, floor: f.p99, unit: 'ms' }),
+    );
+  }
+  return rows;
+}
+
+/**
+ * Cores' worth of CPU that processes other than the bench's used from now until
+ * the returned function is called (when every child has exited, so its CPU time
+ * is counted in this process's children time).
+ */
+function otherLoad() {
+  const machineBefore = machineCpuSeconds().busy;
+  const ownBefore = ownCpuSeconds();
+  const started = Date.now();
+  return () => Math.max(0, machineCpuSeconds().busy - machineBefore - (ownCpuSeconds() - ownBefore)) / ((Date.now() - started) / 1000);
+}
+
+function notesOf(results) {
+  const notes = [];
+  if (results.otherCpuShare > 0.1) {
+    notes.push(
+      `other processes used ${results.otherCpuShare.toFixed(2)} cores on average during this run: absolute figures are ` +
+        'lower and noisier than on a quiet machine; ratios less so (Parley and floor runs alternate).',
+    );
+  }
+  for (const entry of results.scenarios) {
+    if (entry.error) continue;
+    for (const [kind, summary] of [['Parley', entry.parley], ['floor', entry.floor]]) {
+      if (summary.serverCpuShare < 0.85) {
+        notes.push(
+          `${entry.name}: ${kind} used only ${(summary.serverCpuShare * 100).toFixed(0)}% of its core under load; ` +
+            'something else (the load generator or other processes) was the limit, so its req/s is understated.',
+        );
+      }
+    }
+  }
+  return notes;
+}
+
+function header(results) {
+  const m = results.machine;
+  return [
+    `Parley bench, ${results.date}, commit ${m.commit ?? 'unknown'}${m.uncommittedChanges ? ' (with uncommitted changes in src/)' : ''}`,
+    `${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.platform}; pinning: ${m.pinning}`,
+    `load: autocannon, ${settings.connections} connections, ${settings.reps} × ${settings.seconds} s per figure after ${settings.warmupSeconds} s warm-up; ` +
+      'rates and latencies are medians over the runs; floor = bare Fastify returning the same payload',
+    `other processes on the machine used ${results.otherCpuShare.toFixed(2)} cores on average; the bench took ${Math.round(results.seconds)} s`,
+  ];
+}
+
+async function main() {
+  if (!existsSync(path.join(root, 'dist', 'main.js'))) throw new Error('dist/main.js missing: run `npm run build` first');
+  pinSelf();
+  const perScenario = settings.warmupSeconds * 2 + settings.seconds * settings.reps * 2;
+  log(`${scenarios.length} scenarios, about ${Math.ceil((scenarios.length * (perScenario + 2) + settings.starts * 2 + 10) / 60)} min`);
+  const results = { date: new Date().toISOString(), machine: machine(), settings, targets: TARGETS, scenarios: [] };
+  const others = otherLoad();
+
+  log(`start to ready × ${settings.starts}`);
+  results.starts = await measureStarts();
+
+  const floorIdle = await start('floor');
+  await sleep(SETTLE_MS);
+  results.memory = { floorIdle: floorIdle.memory() };
+  await stop(floorIdle);
+
+  const parley = await start('parley');
+  await sleep(SETTLE_MS);
+  results.memory.parleyIdle = parley.memory();
+
+  const floorAfter = [];
+  for (const [index, entry] of (await prepare(parley)).entries()) {
+    const base = { name: entry.scenario.name, rpsRatioTarget: entry.scenario.rpsRatioTarget ?? TARGETS.rpsRatio };
+    if (entry.error) {
+      results.scenarios.push({ ...base, error: entry.error });
+      continue;
+    }
+    try {
+      const { runs, floorMemoryAfter } = await measureScenario(parley, entry, index);
+      floorAfter.push(floorMemoryAfter);
+      results.scenarios.push({ ...base, request: entry.request, parley: summarise(runs.parley), floor: summarise(runs.floor), runs });
+    } catch (error) {
+      log(`scenario "${entry.scenario.name}" failed: ${error.message}`);
+      results.scenarios.push({ ...base, error: error.message });
+    }
+  }
+  await sleep(SETTLE_MS);
+  results.memory.parleyAfterLoad = parley.memory();
+  // The floor restarts per scenario; its figure is the largest of those after their load.
+  results.memory.floorAfterLoad = floorAfter.sort((a, b) => b.rss - a.rss)[0] ?? null;
+  await stop(parley);
+  results.otherCpuShare = others();
+  results.seconds = (Date.now() - Date.parse(results.date)) / 1000;
+
+  const rows = buildRows(results);
+  results.rows = rows;
+  results.notes = notesOf(results);
+  const lines = header(results);
+  const text = [...lines, '', textTable(rows), ...(results.notes.length ? ['', ...results.notes.map((n) => `note: ${n}`)] : [])].join('\n');
+  const markdown = [
+    '# Parley bench: latest results',
+    '',
+    'Written by `npm run bench`; how to read it: [docs/bench.md](../../docs/bench.md).',
+    '',
+    ...lines.map((l) => `${l}  `),
+    '',
+    markdownTable(rows),
+    ...(results.notes.length ? ['', ...results.notes.map((n) => `- ${n}`)] : []),
+    '',
+  ].join('\n');
+
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(path.join(resultsDir, 'latest.md'), markdown);
+  process.stdout.write(`\n${text}\n\nwritten to bench/results/latest.json and latest.md\n`);
+}
+
+try {
+  await main();
+} catch (error) {
+  // The bench reports and never fails a build: say what went wrong, exit 0.
+  log(`could not complete: ${error.stack ?? error.message}`);
+} finally {
+  await Promise.all([...running].map((server) => server.stop()));
+  rmSync(scratch, { recursive: true, force: true });
+}
