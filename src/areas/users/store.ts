@@ -7,6 +7,21 @@ import type { UserRow, UserUpdate } from '../../core/db/tables.js';
 /** The fields of a user a service may change; JSON fields as objects. */
 export type UserPatch = Partial<Omit<UserRecord, 'id' | 'created_at'>>;
 
+/** Columns the user lists sort by (`order_by`); `group_id:<id>` sorts members of that group first. */
+const SORTABLE = ['name', 'email', 'created_at', 'last_active_at', 'updated_at', 'role'] as const;
+
+export interface UserListFilter {
+  /** Part of the name or e-mail address, any case. */
+  query?: string;
+  orderBy?: string;
+  /** 'asc'; anything else is descending, as in the reference. */
+  direction?: string;
+  skip?: number;
+  limit?: number;
+}
+
+const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 const JSON_FIELDS = ['info', 'variables', 'settings', 'oauth', 'scim'] as const;
 
 export function toUserRecord(row: UserRow): UserRecord {
@@ -59,6 +74,34 @@ export class UserStore {
       .where('api_key.key', '=', key)
       .executeTakeFirst();
     return row ? toUserRecord(row) : null;
+  }
+
+  /** One page of users and the number matching the filter. */
+  async list(filter: UserListFilter): Promise<{ users: UserRecord[]; total: number }> {
+    let query = this.db.selectFrom('user');
+    if (filter.query) {
+      const pattern = likePattern(filter.query);
+      query = query.where((eb) =>
+        eb.or([eb(sql`lower(name)`, 'like', sql`${pattern} escape '\\'`), eb(sql`lower(email)`, 'like', sql`${pattern} escape '\\'`)]),
+      );
+    }
+    const counted = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+
+    const direction = filter.direction === 'asc' ? 'asc' : 'desc';
+    let rows = query.selectAll('user');
+    const orderBy = filter.orderBy ?? '';
+    if (orderBy.startsWith('group_id:')) {
+      const member = sql<number>`case when exists (select 1 from group_member gm where gm.user_id = "user".id and gm.group_id = ${orderBy.slice('group_id:'.length)}) then 1 else 0 end`;
+      rows = rows.orderBy(member, direction).orderBy('name', 'asc');
+    } else if ((SORTABLE as readonly string[]).includes(orderBy)) {
+      rows = rows.orderBy(orderBy as (typeof SORTABLE)[number], direction);
+    } else {
+      rows = rows.orderBy('created_at', 'desc');
+    }
+    rows = rows.orderBy('id', 'asc');
+    if (filter.limit !== undefined) rows = rows.limit(filter.limit);
+    if (filter.skip) rows = rows.offset(filter.skip);
+    return { users: (await rows.execute()).map(toUserRecord), total: Number(counted.n) };
   }
 
   async count(): Promise<number> {
