@@ -1,0 +1,233 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { signup, type Account } from '../../helpers/users.js';
+
+const ERRORS = {
+  invalidEmail: /^The email format you entered is invalid/,
+  emailTaken: /^Uh-oh! This email is already registered/,
+  tooLong: /^Uh-oh! The password you entered is too long/,
+};
+
+async function rowCounts(server: TestServer) {
+  const db = server.parley.core.db;
+  const count = async (table: 'user' | 'auth') =>
+    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return { users: await count('user'), credentials: await count('auth') };
+}
+
+describe('sign-up and add-user rules', () => {
+  let server: TestServer;
+  let admin: Account;
+
+  beforeAll(async () => {
+    // Sign-up stays open after the first account here, to exercise later sign-ups.
+    server = await startServer();
+    admin = await signup(server.api, 'Admin');
+    await server.parley.core.settings.set({ 'ui.enable_signup': true }, server.parley.core.clock.now());
+  });
+  afterAll(async () => destroyServer(server));
+
+  it('answers missing and mistyped fields with the 422 detail list', async () => {
+    const res = await server.api.post('/api/v1/auths/signup', { name: 5, password: 'x' });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'missing', loc: ['body', 'email'], msg: 'Field required' }),
+        expect.objectContaining({ type: 'string_type', loc: ['body', 'name'], msg: 'Input should be a valid string', input: 5 }),
+      ]),
+    );
+    const signin = await server.api.post('/api/v1/auths/signin', { email: 'a@b.c' });
+    expect(signin.status).toBe(422);
+    expect(signin.body.detail).toEqual([expect.objectContaining({ type: 'missing', loc: ['body', 'password'] })]);
+    const empty = await server.api.post('/api/v1/auths/signin');
+    expect(empty.status).toBe(422);
+    const add = await server.api.post('/api/v1/auths/add', { name: 'X', email: 'x@example.com', password: 'pw', role: 'boss' }, { token: admin.token });
+    expect(add.status).toBe(422);
+    expect(add.body.detail[0].loc).toEqual(['body', 'role']);
+  });
+
+  it('refuses an invalid e-mail address with 400', async () => {
+    for (const email of ['not-an-email', 'a@b', '@example.com']) {
+      const res = await server.api.post('/api/v1/auths/signup', { name: 'X', email, password: 'pw' });
+      expect(res.status, email).toBe(400);
+      expect(res.body.detail).toMatch(ERRORS.invalidEmail);
+    }
+    const local = await server.api.post('/api/v1/auths/add', { name: 'L', email: 'someone@localhost', password: 'pw' }, { token: admin.token });
+    expect(local.status).toBe(200);
+  });
+
+  it('refuses a taken e-mail address regardless of case, writing nothing', async () => {
+    const before = await rowCounts(server);
+    const res = await server.api.post('/api/v1/auths/signup', { name: 'Dup', email: admin.email.toUpperCase(), password: 'pw' });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(ERRORS.emailTaken);
+    const add = await server.api.post('/api/v1/auths/add', { name: 'Dup', email: admin.email, password: 'pw' }, { token: admin.token });
+    expect(add.status).toBe(400);
+    expect(add.body.detail).toMatch(ERRORS.emailTaken);
+    expect(await rowCounts(server)).toEqual(before);
+  });
+
+  it('resolves two simultaneous sign-ups with one address to one account', async () => {
+    const before = await rowCounts(server);
+    const body = { name: 'Twin', email: 'twin@example.com', password: 'pw' };
+    const results = await Promise.all([server.api.post('/api/v1/auths/signup', body), server.api.post('/api/v1/auths/signup', body)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(await rowCounts(server)).toEqual({ users: before.users + 1, credentials: before.credentials + 1 });
+  });
+
+  it('refuses passwords longer than 72 bytes, writing nothing', async () => {
+    const before = await rowCounts(server);
+    const long = 'é'.repeat(37); // 74 bytes, 37 characters
+    const res = await server.api.post('/api/v1/auths/signup', { name: 'Long', email: 'long@example.com', password: long });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(ERRORS.tooLong);
+    const add = await server.api.post('/api/v1/auths/add', { name: 'Long', email: 'long@example.com', password: long }, { token: admin.token });
+    expect(add.status).toBe(400);
+    expect(await rowCounts(server)).toEqual(before);
+  });
+
+  it('refuses a profile image that is not an image URL with 422', async () => {
+    const res = await server.api.post('/api/v1/auths/signup', { name: 'Img', email: 'img@example.com', password: 'pw', profile_image_url: 'javascript:alert(1)' });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'profile_image_url'] });
+    const ok = await server.api.post('/api/v1/auths/signup', {
+      name: 'Img',
+      email: 'img@example.com',
+      password: 'pw',
+      profile_image_url: 'data:image/png;base64,iVBORw0KGgo=',
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.role).toBe('pending');
+  });
+
+  it('gives later sign-ups the configured default role', async () => {
+    await server.parley.core.settings.set({ 'ui.default_user_role': 'user' }, server.parley.core.clock.now());
+    try {
+      const later = await signup(server.api, 'Later');
+      expect(later.role).toBe('user');
+    } finally {
+      await server.parley.core.settings.set({ 'ui.default_user_role': 'pending' }, server.parley.core.clock.now());
+    }
+  });
+
+  it('adds users with the requested role (pending by default) and a working token', async () => {
+    const res = await server.api.post('/api/v1/auths/add', { name: 'Plain', email: 'plain@example.com', password: 'pw-plain' }, { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['email', 'id', 'name', 'profile_image_url', 'role', 'token', 'token_type']);
+    expect(res.body).toMatchObject({ role: 'pending', token_type: 'Bearer', email: 'plain@example.com', profile_image_url: `/api/v1/users/${res.body.id}/profile/image` });
+    expect(res.headers.getSetCookie()).toEqual([]);
+    const me = await server.api.get('/api/v1/auths/', { token: res.body.token });
+    expect(me.body).toMatchObject({ id: res.body.id, role: 'pending' });
+    const admin2 = await server.api.post('/api/v1/auths/add', { name: 'Boss', email: 'boss@example.com', password: 'pw', role: 'admin' }, { token: admin.token });
+    expect(admin2.body.role).toBe('admin');
+  });
+
+  it('answers 403 to sign-ups while sign-up is disabled, writing nothing', async () => {
+    await server.parley.core.settings.set({ 'ui.enable_signup': false }, server.parley.core.clock.now());
+    const before = await rowCounts(server);
+    const res = await server.api.post('/api/v1/auths/signup', { name: 'Late', email: 'late@example.com', password: 'pw' });
+    expect(res.status).toBe(403);
+    expect(res.body.detail).toMatch(/^You do not have permission/);
+    expect(await rowCounts(server)).toEqual(before);
+    // Admins still add accounts.
+    const add = await server.api.post('/api/v1/auths/add', { name: 'Late', email: 'late@example.com', password: 'pw' }, { token: admin.token });
+    expect(add.status).toBe(200);
+  });
+});
+
+describe('sign-up switches from the environment', () => {
+  it('checks new passwords against the pattern when ENABLE_PASSWORD_VALIDATION is on', async () => {
+    const server = await startServer({
+      env: { ENABLE_PASSWORD_VALIDATION: 'true', PASSWORD_VALIDATION_HINT: 'Use 8+ characters with a digit and a symbol.' },
+    });
+    try {
+      const weak = await server.api.post('/api/v1/auths/signup', { name: 'W', email: 'w@example.com', password: 'password' });
+      expect(weak.status).toBe(400);
+      expect(weak.body.detail).toBe('Use 8+ characters with a digit and a symbol.');
+      const strong = await server.api.post('/api/v1/auths/signup', { name: 'S', email: 's@example.com', password: 'Str0ng-Passw0rd!' });
+      expect(strong.status).toBe(200);
+      const admin = { token: strong.body.token };
+      const change = await server.api.post('/api/v1/auths/update/password', { password: 'Str0ng-Passw0rd!', new_password: 'weak' }, admin);
+      expect(change.status).toBe(400);
+    } finally {
+      await destroyServer(server);
+    }
+  });
+
+  it('does not gate the first account on ENABLE_SIGNUP, but later ones', async () => {
+    const server = await startServer({ env: { ENABLE_SIGNUP: 'false' } });
+    try {
+      const first = await server.api.post('/api/v1/auths/signup', { name: 'F', email: 'f@example.com', password: 'pw' });
+      expect(first.status).toBe(200);
+      expect(first.body.role).toBe('admin');
+      const second = await server.api.post('/api/v1/auths/signup', { name: 'G', email: 'g@example.com', password: 'pw' });
+      expect(second.status).toBe(403);
+    } finally {
+      await destroyServer(server);
+    }
+  });
+
+  it('refuses every sign-up when the login form is off, unless ENABLE_INITIAL_ADMIN_SIGNUP allows the first', async () => {
+    const closed = await startServer({ env: { ENABLE_LOGIN_FORM: 'false' } });
+    try {
+      const res = await closed.api.post('/api/v1/auths/signup', { name: 'F', email: 'f@example.com', password: 'pw' });
+      expect(res.status).toBe(403);
+    } finally {
+      await destroyServer(closed);
+    }
+    const initial = await startServer({ env: { ENABLE_LOGIN_FORM: 'false', ENABLE_INITIAL_ADMIN_SIGNUP: 'true' } });
+    try {
+      const res = await initial.api.post('/api/v1/auths/signup', { name: 'F', email: 'f@example.com', password: 'pw' });
+      expect(res.status).toBe(200);
+    } finally {
+      await destroyServer(initial);
+    }
+  });
+
+  it('with WEBUI_AUTH=false, signs everyone in as admin@localhost and allows no other accounts', async () => {
+    const server = await startServer({ env: { WEBUI_AUTH: 'false' } });
+    try {
+      const first = await server.api.post('/api/v1/auths/signin', { email: '', password: '' });
+      expect(first.status, first.text).toBe(200);
+      expect(first.body).toMatchObject({ email: 'admin@localhost', name: 'User', role: 'admin' });
+      const again = await server.api.post('/api/v1/auths/signin', { email: 'whoever@example.com', password: 'x' });
+      expect(again.body.id).toBe(first.body.id);
+      const other = await server.api.post('/api/v1/auths/signup', { name: 'O', email: 'o@example.com', password: 'pw' });
+      expect(other.status).toBe(403);
+    } finally {
+      await destroyServer(server);
+    }
+  });
+
+  it('answers 403 to password sign-in when ENABLE_PASSWORD_AUTH is off', async () => {
+    const server = await startServer({ env: { ENABLE_PASSWORD_AUTH: 'false' } });
+    try {
+      await signup(server.api, 'Admin');
+      const res = await server.api.post('/api/v1/auths/signin', { email: 'x@example.com', password: 'pw' });
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toBe('The requested action has been restricted as a security measure.');
+    } finally {
+      await destroyServer(server);
+    }
+  });
+});
+
+describe('two first sign-ups at the same moment', () => {
+  it('make exactly one admin', async () => {
+    const server = await startServer();
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => server.api.post('/api/v1/auths/signup', { name: `U${i}`, email: `u${i}@example.com`, password: 'pw' })),
+      );
+      const created = results.filter((r) => r.status === 200);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      for (const r of results) expect([200, 403]).toContain(r.status);
+      expect(created.filter((r) => r.body.role === 'admin')).toHaveLength(1);
+      const roles = await server.parley.core.db.selectFrom('user').select('role').execute();
+      expect(roles.filter((r) => r.role === 'admin')).toHaveLength(1);
+      expect(roles).toHaveLength(created.length);
+    } finally {
+      await destroyServer(server);
+    }
+  });
+});
