@@ -54,15 +54,17 @@ export interface PreviewSection {
   total: number;
 }
 
-/** The sections the access previews always show, in order. */
-const PREVIEW_SECTIONS = ['models', 'knowledge', 'tools'];
+/** The resource kinds the admin access previews show. */
+export type PreviewSectionName = 'models' | 'knowledge' | 'tools';
+const PREVIEW_SECTIONS: PreviewSectionName[] = ['models', 'knowledge', 'tools'];
+export type PreviewSections = Record<PreviewSectionName, PreviewSection>;
 
 /**
  * Permissions (the default tree merged across a user's groups) and access grants
  * for every resource type. See docs/access.md.
  */
 export class AccessService {
-  private readonly previewCatalogs = new Map<string, PreviewCatalog>();
+  private readonly previewCatalogs = new Map<PreviewSectionName, PreviewCatalog>();
 
   constructor(
     readonly core: Core,
@@ -295,14 +297,14 @@ export class AccessService {
 
   // ---- admin access previews -------------------------------------------------
 
-  /** Lets an area's resources appear in the access previews under `section` ('models', 'knowledge', 'tools'). */
-  registerPreviewCatalog(section: string, catalog: PreviewCatalog): void {
+  /** Lets an area's resources appear in the admin access previews (the area's service calls this once). */
+  registerPreviewCatalog(section: PreviewSectionName, catalog: PreviewCatalog): void {
     this.previewCatalogs.set(section, catalog);
   }
 
-  private async previewSections(who: Principals & { ownerId?: string }): Promise<Record<string, PreviewSection>> {
-    const sections: Record<string, PreviewSection> = {};
-    for (const section of new Set([...PREVIEW_SECTIONS, ...this.previewCatalogs.keys()])) {
+  private async previewSections(who: Principals & { ownerId?: string }): Promise<PreviewSections> {
+    const sections = {} as PreviewSections;
+    for (const section of PREVIEW_SECTIONS) {
       const catalog = this.previewCatalogs.get(section);
       if (!catalog) {
         sections[section] = { items: [], total: 0 };
@@ -320,7 +322,7 @@ export class AccessService {
   }
 
   /** `GET /groups/id/{id}/preview`: what members reach through this group's grants (and public ones). */
-  async previewGroup(groupId: string): Promise<Record<string, unknown>> {
+  async previewGroup(groupId: string): Promise<PreviewSections & { group: { id: string; name: string }; permissions: Record<string, unknown> }> {
     const group = await this.groups.byId(groupId);
     if (!group) throw notFound();
     const sections = await this.previewSections({ userId: null, groupIds: [group.id] });
@@ -328,7 +330,9 @@ export class AccessService {
   }
 
   /** `GET /users/{id}/preview`: what a user reaches, owned or granted through any of their groups. */
-  async previewUser(user: UserRecord): Promise<Record<string, unknown>> {
+  async previewUser(
+    user: UserRecord,
+  ): Promise<PreviewSections & { user: { id: string; name: string }; groups: { id: string; name: string }[] }> {
     const groups = await this.groups.groupsOf(user.id);
     const sections = await this.previewSections({ userId: user.id, groupIds: groups.map((g) => g.id), ownerId: user.id });
     return { user: { id: user.id, name: user.name }, groups: groups.map((g) => ({ id: g.id, name: g.name })), ...sections };
