@@ -163,6 +163,11 @@ export class UsersService {
     return Boolean(user.last_active_at) && user.last_active_at >= this.core.clock.now() - ACTIVE_WINDOW_SECONDS;
   }
 
+  /** How many users are active now (`GET /api/usage`). */
+  activeCount(): Promise<number> {
+    return this.store().countActiveSince(this.core.clock.now() - ACTIVE_WINDOW_SECONDS);
+  }
+
   private async existing(id: string, status = 400): Promise<UserRecord> {
     const user = await this.byId(id);
     if (!user) throw new HttpError(status, ERROR.USER_NOT_FOUND);

@@ -109,6 +109,15 @@ export class UserStore {
     return Number(row.n);
   }
 
+  async countActiveSince(since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('user')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('last_active_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** The first user ever created: the primary admin, who cannot be demoted or deleted. */
   async firstUserId(): Promise<string | null> {
     const row = await this.db.selectFrom('user').select('id').orderBy('created_at', 'asc').orderBy('id', 'asc').limit(1).executeTakeFirst();
