@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FORM_DEFAULTS,
+  fillMissing,
+  mergePermissions,
+  normalizeDefaultPermissions,
+  permissionAt,
+  permissionsFromEnv,
+} from '../../../src/core/access/permissions.js';
+import type { UserRecord } from '../../../src/core/auth/user.js';
+import type { EventPayload } from '../../../src/core/events/publish.js';
+import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { type Account, addUser, signup } from '../../helpers/users.js';
+
+describe('the default tree', () => {
+  const tree = permissionsFromEnv({});
+
+  it('has the six sections with the reference defaults and the 0.11.0 additions', () => {
+    expect(Object.keys(tree)).toEqual(['workspace', 'sharing', 'access_grants', 'chat', 'features', 'settings']);
+    expect(tree.workspace).toMatchObject({ models: false, tools: false, skills_import: false, skills_export: false });
+    expect(tree.sharing).toMatchObject({ public_tools: false, public_notes: false, folders: false, public_chats: false, public_calendars: false });
+    expect(tree.access_grants).toEqual({ allow_users: true, allow_groups: true });
+    expect(tree.chat).toMatchObject({ import: true, controls: true, temporary_enforced: false });
+    expect(tree.features).toMatchObject({ api_keys: false, webhooks: false, calendar: true, automations: false, direct_tool_servers: false, notes: true });
+    expect(tree.settings).toEqual({ interface: true });
+    expect(Object.keys(tree.workspace)).toHaveLength(13);
+    expect(Object.keys(tree.chat)).toHaveLength(21);
+    expect(Object.keys(tree.features)).toHaveLength(12);
+  });
+
+  it('is seeded from USER_PERMISSIONS_* (only "true", any case, is true)', () => {
+    const seeded = permissionsFromEnv({
+      USER_PERMISSIONS_FEATURES_API_KEYS: 'True',
+      USER_PERMISSIONS_CHAT_DELETE: 'yes',
+      USER_PERMISSIONS_CHAT_EDIT: '',
+      USER_PERMISSIONS_FEATURES_USER_WEBHOOKS: 'true',
+      USER_PERMISSIONS_ACCESS_GRANTS_ALLOW_GROUPS: 'false',
+    });
+    expect(seeded.features.api_keys).toBe(true);
+    expect(seeded.features.webhooks).toBe(true);
+    expect(seeded.chat.delete).toBe(false);
+    expect(seeded.chat.edit).toBe(false);
+    expect(seeded.access_grants.allow_groups).toBe(false);
+    expect(seeded.chat.call).toBe(true);
+  });
+
+  it('takes the admin form defaults for switches left out of a saved tree', () => {
+    expect(FORM_DEFAULTS.sharing.public_tools).toBe(true);
+    expect(FORM_DEFAULTS.sharing.public_notes).toBe(true);
+    const result = normalizeDefaultPermissions({ workspace: { tools: true, unknown: true }, sharing: {}, access_grants: {}, chat: {}, features: {}, settings: {}, extra: {} });
+    if ('error' in result) throw new Error(result.error);
+    expect(result.tree.workspace.tools).toBe(true);
+    expect(result.tree.workspace).not.toHaveProperty('unknown');
+    expect(result.tree).not.toHaveProperty('extra');
+    expect(result.tree.sharing.public_tools).toBe(true);
+    expect(result.tree.chat.import).toBe(true);
+  });
+
+  it('refuses malformed trees', () => {
+    expect(normalizeDefaultPermissions([])).toEqual({ error: 'permissions must be an object' });
+    expect(normalizeDefaultPermissions({ workspace: {} })).toEqual({ error: 'permissions.sharing must be an object' });
+    const full = Object.fromEntries(Object.keys(FORM_DEFAULTS).map((s) => [s, {}]));
+    expect(normalizeDefaultPermissions({ ...full, chat: { call: 'no' } })).toEqual({ error: 'permissions.chat.call must be a boolean' });
+  });
+});
+
+describe('merging across groups', () => {
+  const defaults = { chat: { call: false, edit: true }, features: { api_keys: false }, limits: { max: 0 } };
+
+  it('lets the most permissive value win and keeps defaults for what groups leave out', () => {
+    const merged = mergePermissions(defaults, [{ chat: { call: true } }, { chat: { call: false, edit: false } }, null]);
+    expect(merged).toEqual({ chat: { call: true, edit: true }, features: { api_keys: false }, limits: { max: 0 } });
+  });
+
+  it('merges other values with `or` (the first truthy value, defaults first)', () => {
+    expect(mergePermissions(defaults, [{ limits: { max: 5 } }, { limits: { max: 9 } }]).limits).toEqual({ max: 5 });
+    expect(mergePermissions({ limits: { max: 3 } }, [{ limits: { max: 9 } }]).limits).toEqual({ max: 3 });
+  });
+
+  it('adds keys only groups name, and does not touch its inputs', () => {
+    const group = { beta: { feature: true } };
+    const merged = mergePermissions(defaults, [group]);
+    expect(merged.beta).toEqual({ feature: true });
+    expect(defaults).toEqual({ chat: { call: false, edit: true }, features: { api_keys: false }, limits: { max: 0 } });
+  });
+
+  it('fills missing keys at any depth', () => {
+    expect(fillMissing({ a: { x: true } }, { a: { x: false, y: false }, b: { z: true } })).toEqual({ a: { x: true, y: false }, b: { z: true } });
+  });
+
+  it('reads dotted keys, denying missing steps', () => {
+    const tree = { chat: { call: true, edit: false }, features: {} };
+    expect(permissionAt(tree, 'chat.call')).toBe(true);
+    expect(permissionAt(tree, 'chat.edit')).toBe(false);
+    expect(permissionAt(tree, 'chat.nope')).toBe(false);
+    expect(permissionAt(tree, 'nope.call')).toBe(false);
+    expect(permissionAt(tree, 'chat.call.deeper')).toBe(false);
+    expect(permissionAt(tree, 'features')).toBe(false);
+    expect(permissionAt(tree, 'chat')).toBe(true);
+  });
+});
+
+describe('AccessService permissions', () => {
+  let server: TestServer;
+  let admin: Account;
+  let member: Account;
+  let loner: Account;
+  const events: EventPayload[] = [];
+  const record = async (account: Account) => (await server.parley.services.users.byId(account.id)) as UserRecord;
+
+  beforeAll(async () => {
+    server = await startServer({ env: { USER_PERMISSIONS_FEATURES_NOTES: 'false', USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS: 'true' } });
+    server.parley.core.events.subscribe((e) => {
+      events.push(e);
+    });
+    admin = await signup(server.api, 'Perm Admin');
+    member = await addUser(server.api, admin, 'user', 'Perm Member');
+    loner = await addUser(server.api, admin, 'user', 'Perm Loner');
+  });
+
+  afterAll(async () => {
+    await destroyServer(server);
+  });
+
+  it('seeds the stored default and the baseline from the environment', () => {
+    const access = server.parley.services.access;
+    expect(access.baselinePermissions().features.notes).toBe(false);
+    expect(access.baselinePermissions().workspace.tools).toBe(true);
+    expect(access.defaultPermissions().features.notes).toBe(false);
+    expect(access.defaultPermissions()).toEqual(access.baselinePermissions());
+  });
+
+  it("merges the user's groups into the defaults; admins pass every check", async () => {
+    const access = server.parley.services.access;
+    const api = server.api;
+    const a = await api.post('/api/v1/groups/create', { name: 'A', description: '', permissions: { features: { api_keys: true }, chat: { call: false } } }, { token: admin.token });
+    const b = await api.post('/api/v1/groups/create', { name: 'B', description: '', permissions: { features: { api_keys: false, webhooks: true } } }, { token: admin.token });
+    for (const g of [a.body, b.body]) await api.post(`/api/v1/groups/id/${g.id}/users/add`, { user_ids: [member.id] }, { token: admin.token });
+
+    const mine = await access.permissionsOf(await record(member));
+    expect(mine.features).toMatchObject({ api_keys: true, webhooks: true, notes: false });
+    expect(mine.chat.call).toBe(true);
+    expect(await access.hasPermission(await record(member), 'features.api_keys')).toBe(true);
+    expect(await access.hasPermission(await record(member), 'features.notes')).toBe(false);
+
+    expect(await access.permissionsOf(await record(loner))).toEqual(access.defaultPermissions());
+    expect(await access.hasPermission(await record(loner), 'features.api_keys')).toBe(false);
+    expect(await access.hasPermission(await record(loner), 'workspace.tools')).toBe(true);
+
+    const root = await record(admin);
+    expect(await access.hasPermission(root, 'features.api_keys')).toBe(true);
+    expect(await access.hasPermission(root, 'anything.at.all')).toBe(true);
+    expect(await access.permissionsOf(root)).toEqual(access.defaultPermissions());
+  });
+
+  it('stores a new default tree, publishes user.permissions_updated, and every user sees it', async () => {
+    const access = server.parley.services.access;
+    events.length = 0;
+    const tree = Object.fromEntries(Object.keys(FORM_DEFAULTS).map((s) => [s, {}])) as Record<string, Record<string, boolean>>;
+    tree.features = { notes: true, api_keys: true };
+    const stored = await access.setDefaultPermissions(await record(admin), tree);
+    expect(stored.features.api_keys).toBe(true);
+    expect(stored.sharing.public_tools).toBe(true);
+    expect(access.defaultPermissions()).toEqual(stored);
+    expect(await access.hasPermission(await record(loner), 'features.api_keys')).toBe(true);
+    expect(access.baselinePermissions().features.api_keys).toBe(false);
+    expect(events.map((e) => e.event)).toEqual(['user.permissions_updated']);
+    expect(events[0]).toMatchObject({ actor: { id: admin.id }, subject: { type: 'config', id: 'user.permissions' } });
+
+    await expect(access.setDefaultPermissions(await record(admin), { workspace: {} })).rejects.toMatchObject({ statusCode: 400 });
+    expect(access.defaultPermissions()).toEqual(stored);
+  });
+
+  it('fills keys a stored tree lacks (saved by an older release) from the baseline', async () => {
+    const before = server.parley.services.access.defaultPermissions();
+    await server.parley.core.settings.set({ 'user.permissions': { features: { api_keys: true } } }, 1);
+    const filled = server.parley.services.access.defaultPermissions();
+    expect(filled.features.api_keys).toBe(true);
+    expect(filled.features.notes).toBe(false);
+    expect(filled.chat.call).toBe(true);
+    await server.parley.core.settings.set({ 'user.permissions': before }, 1);
+  });
+});
