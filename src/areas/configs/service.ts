@@ -354,8 +354,6 @@ export class ConfigsService {
     if (form.headers && typeof form.headers === 'object') {
       for (const [name, value] of Object.entries(form.headers)) if (typeof value === 'string') headers[name] = value;
     }
-    const signal = this.deadline();
-
     if (form.type === 'mcp' && OAUTH_AUTH_TYPES.has(form.auth_type ?? '')) {
       const info = (form.info ?? {}) as Values;
       const serverUrl = typeof info.oauth_server_url === 'string' && info.oauth_server_url ? info.oauth_server_url : form.url;
@@ -365,10 +363,11 @@ export class ConfigsService {
       } catch {
         throw badRequest('Failed to connect to the tool server');
       }
+      // Each candidate gets its own deadline, so one silent location does not hide the next.
       for (const url of urls) {
         let response: Response;
         try {
-          response = await callRemote(url, { signal });
+          response = await callRemote(url, { signal: this.deadline() });
         } catch {
           continue;
         }
@@ -390,7 +389,7 @@ export class ConfigsService {
 
     if (form.type === 'mcp') {
       try {
-        return { status: true, specs: await listMcpToolSpecs(form.url, headers, signal) };
+        return { status: true, specs: await listMcpToolSpecs(form.url, headers, this.deadline()) };
       } catch (error) {
         this.core.log.debug({ err: error, url: form.url }, 'MCP verification failed');
         throw badRequest('Failed to create MCP client');
@@ -399,7 +398,7 @@ export class ConfigsService {
 
     const url = form.path.includes('://') ? form.path : `${form.url.replace(/\/+$/, '')}${form.path.startsWith('/') ? '' : '/'}${form.path}`;
     try {
-      const response = await callRemote(url, { headers: { accept: 'application/json', ...headers }, signal });
+      const response = await callRemote(url, { headers: { accept: 'application/json', ...headers }, signal: this.deadline() });
       if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
       const document = await bodyOf(response);
       if (document === null || typeof document !== 'object') throw new Error('not a JSON document');

@@ -1,0 +1,316 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventPayload } from '../../../src/core/events/publish.js';
+import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { addUser, signup, type Account } from '../../helpers/users.js';
+
+const CODE_EXECUTION_FORM = {
+  ENABLE_CODE_EXECUTION: false,
+  CODE_EXECUTION_ENGINE: 'jupyter',
+  CODE_EXECUTION_JUPYTER_URL: 'http://jupyter:8888',
+  CODE_EXECUTION_JUPYTER_AUTH: 'token',
+  CODE_EXECUTION_JUPYTER_AUTH_TOKEN: 'abc',
+  CODE_EXECUTION_JUPYTER_AUTH_PASSWORD: null,
+  CODE_EXECUTION_JUPYTER_TIMEOUT: 30,
+  ENABLE_CODE_INTERPRETER: true,
+  CODE_INTERPRETER_ENGINE: 'pyodide',
+  CODE_INTERPRETER_PROMPT_TEMPLATE: null,
+  CODE_INTERPRETER_JUPYTER_URL: null,
+  CODE_INTERPRETER_JUPYTER_AUTH: null,
+  CODE_INTERPRETER_JUPYTER_AUTH_TOKEN: null,
+  CODE_INTERPRETER_JUPYTER_AUTH_PASSWORD: null,
+  CODE_INTERPRETER_JUPYTER_TIMEOUT: null,
+};
+
+const SUBAGENTS_FORM = {
+  ENABLE_SUBAGENTS: true,
+  SUBAGENTS_BACKGROUND_ENABLED: false,
+  SUBAGENTS_MAX_CONCURRENT: 4,
+  SUBAGENTS_MAX_ASYNC: 2,
+  SUBAGENTS_MAX_ITERATIONS: 10,
+  SUBAGENTS_MAX_OUTPUT: 5000,
+  SUBAGENTS_SYSTEM_PROMPT: 'Be brief.',
+};
+
+const BANNER = { id: 'b1', type: 'info', title: 'Hello', content: 'Maintenance tonight', dismissible: true, timestamp: 1700000000 };
+
+describe('configs area', () => {
+  let server: TestServer;
+  let admin: Account;
+  let member: Account;
+  let pending: Account;
+  const events: EventPayload[] = [];
+
+  beforeAll(async () => {
+    server = await startServer();
+    server.parley.core.events.subscribe((event) => {
+      events.push(event);
+    });
+    admin = await signup(server.api, 'Config Admin');
+    member = await addUser(server.api, admin, 'user');
+    pending = await addUser(server.api, admin, 'pending');
+  });
+  afterAll(async () => destroyServer(server));
+
+  const lastEvent = (name: string) => [...events].reverse().find((e) => e.event === name);
+
+  it('keeps every admin route from members, pending accounts and anonymous callers with 401', async () => {
+    const adminRoutes: [string, string][] = [
+      ['POST', '/api/v1/configs/import'],
+      ['GET', '/api/v1/configs/export'],
+      ['GET', '/api/v1/configs/namespace/ui'],
+      ['GET', '/api/v1/configs/connections'],
+      ['POST', '/api/v1/configs/connections'],
+      ['POST', '/api/v1/configs/oauth/clients/register'],
+      ['GET', '/api/v1/configs/tool_servers'],
+      ['POST', '/api/v1/configs/tool_servers'],
+      ['POST', '/api/v1/configs/tool_servers/verify'],
+      ['GET', '/api/v1/configs/terminal_servers'],
+      ['POST', '/api/v1/configs/terminal_servers'],
+      ['POST', '/api/v1/configs/terminal_servers/verify'],
+      ['POST', '/api/v1/configs/terminal_servers/policy'],
+      ['POST', '/api/v1/configs/terminal_servers/lifecycle'],
+      ['POST', '/api/v1/configs/terminal_servers/refresh'],
+      ['GET', '/api/v1/configs/code_execution'],
+      ['POST', '/api/v1/configs/code_execution'],
+      ['GET', '/api/v1/configs/models'],
+      ['POST', '/api/v1/configs/models'],
+      ['GET', '/api/v1/configs/subagents'],
+      ['POST', '/api/v1/configs/subagents'],
+      ['POST', '/api/v1/configs/suggestions'],
+      ['POST', '/api/v1/configs/banners'],
+    ];
+    for (const [method, path] of adminRoutes) {
+      for (const token of [null, member.token, pending.token]) {
+        const res = await server.api.request(method, path, method === 'POST' ? {} : undefined, { token });
+        expect(res.status, `${method} ${path} as ${token ? 'non-admin' : 'anonymous'}`).toBe(401);
+      }
+    }
+    for (const path of ['/api/v1/configs/banners', '/api/v1/configs/models/defaults']) {
+      expect((await server.api.get(path)).status, path).toBe(401);
+      expect((await server.api.get(path, { token: pending.token })).status, path).toBe(401);
+      expect((await server.api.get(path, { token: member.token })).status, path).toBe(200);
+    }
+  });
+
+  it('exports every stored setting and one namespace of them', async () => {
+    const res = await server.api.get('/api/v1/configs/export', { token: admin.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ 'ui.banners': [], 'direct.enable': false, 'ui.enable_signup': false, 'subagents.max_output': 30000 });
+    const ui = await server.api.get('/api/v1/configs/namespace/ui', { token: admin.token });
+    expect(ui.status).toBe(200);
+    expect(Object.keys(ui.body).length).toBeGreaterThan(3);
+    expect(Object.keys(ui.body).every((key) => key.startsWith('ui.'))).toBe(true);
+    expect((await server.api.get('/api/v1/configs/namespace/nothing-here', { token: admin.token })).body).toEqual({});
+  });
+
+  it('refuses a malformed import with 4xx and changes nothing', async () => {
+    const before = (await server.api.get('/api/v1/configs/export', { token: admin.token })).body;
+    const attempts: [unknown, number][] = [
+      [{}, 422],
+      [{ config: 'ui.enable_signup=true' }, 422],
+      [{ config: [1, 2] }, 422],
+      [{ config: null }, 422],
+      // One bad value fails the whole import, the good key with it.
+      [{ config: { 'ui.default_models': 'would-be-applied', 'ui.enable_signup': 'yes' } }, 400],
+      [{ config: { 'ui.banners': [{ id: 'x' }] } }, 400],
+      [{ config: { 'subagents.max_concurrent': 2.5 } }, 400],
+    ];
+    for (const [body, status] of attempts) {
+      const res = await server.api.post('/api/v1/configs/import', body, { token: admin.token });
+      expect(res.status, JSON.stringify(body)).toBe(status);
+    }
+    const broken = await server.api.post('/api/v1/configs/import', undefined, { token: admin.token, raw: '{"config": {' });
+    expect(broken.status).toBe(422);
+    const after = (await server.api.get('/api/v1/configs/export', { token: admin.token })).body;
+    expect(after).toEqual(before);
+    expect(lastEvent('config.imported')).toBeUndefined();
+  });
+
+  it('imports known and unknown keys in one go and reports them in an event', async () => {
+    const config = { 'ui.default_models': 'gpt-x', 'ui.enable_message_rating': false, 'custom.team.motto': { words: ['ship', 'it'] } };
+    const res = await server.api.post('/api/v1/configs/import', { config }, { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject(config);
+    expect(res.body['ui.enable_login_form']).toBe(true);
+    const event = lastEvent('config.imported')!;
+    expect(event.subject).toEqual({ type: 'config', id: 'import' });
+    expect(event.actor).toMatchObject({ id: admin.id, role: 'admin' });
+    expect(event.data).toEqual({ keys: Object.keys(config) });
+    expect((await server.api.get('/api/config', { token: admin.token })).body.features.enable_message_rating).toBe(false);
+  });
+
+  it('reads and writes the connections form, requiring every field', async () => {
+    const current = await server.api.get('/api/v1/configs/connections', { token: admin.token });
+    expect(current.body).toEqual({ ENABLE_DIRECT_CONNECTIONS: false, ENABLE_BASE_MODELS_CACHE: false });
+    const missing = await server.api.post('/api/v1/configs/connections', { ENABLE_DIRECT_CONNECTIONS: true }, { token: admin.token });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail[0]).toMatchObject({ type: 'missing', loc: ['body', 'ENABLE_BASE_MODELS_CACHE'] });
+    const wrongType = await server.api.post(
+      '/api/v1/configs/connections',
+      { ENABLE_DIRECT_CONNECTIONS: 'yes', ENABLE_BASE_MODELS_CACHE: false },
+      { token: admin.token },
+    );
+    expect(wrongType.status).toBe(422);
+    const form = { ENABLE_DIRECT_CONNECTIONS: true, ENABLE_BASE_MODELS_CACHE: true };
+    const res = await server.api.post('/api/v1/configs/connections', form, { token: admin.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(form);
+    expect((await server.api.get('/api/v1/configs/connections', { token: admin.token })).body).toEqual(form);
+    const event = lastEvent('config.connections.updated')!;
+    expect(event.subject).toEqual({ type: 'config', id: 'connections' });
+    expect(event.data).toEqual(form);
+  });
+
+  it('reads and writes the code execution form; nullable fields must still be present', async () => {
+    const current = await server.api.get('/api/v1/configs/code_execution', { token: admin.token });
+    expect(current.body).toMatchObject({ ENABLE_CODE_EXECUTION: true, CODE_EXECUTION_ENGINE: 'pyodide', CODE_EXECUTION_JUPYTER_TIMEOUT: 60 });
+    const { CODE_INTERPRETER_JUPYTER_TIMEOUT: _omitted, ...partial } = CODE_EXECUTION_FORM;
+    const missing = await server.api.post('/api/v1/configs/code_execution', partial, { token: admin.token });
+    expect(missing.status).toBe(422);
+    const res = await server.api.post('/api/v1/configs/code_execution', CODE_EXECUTION_FORM, { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual(CODE_EXECUTION_FORM);
+    expect(lastEvent('config.code_execution.updated')!.data).toEqual({
+      code_execution_enabled: false,
+      code_execution_engine: 'jupyter',
+      code_interpreter_enabled: true,
+      code_interpreter_engine: 'pyodide',
+    });
+    expect((await server.api.get('/api/config', { token: member.token })).body.features.enable_code_execution).toBe(false);
+  });
+
+  it('reads and writes the models form and its defaults', async () => {
+    const form = { DEFAULT_MODELS: 'm1,m2', DEFAULT_PINNED_MODELS: null, MODEL_ORDER_LIST: ['m2', 'm1'], DEFAULT_MODEL_METADATA: { capabilities: { vision: true } } };
+    const res = await server.api.post('/api/v1/configs/models', form, { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    // A left-out dict is stored as null, as the reference does.
+    expect(res.body).toEqual({ ...form, DEFAULT_MODEL_PARAMS: null });
+    expect((await server.api.get('/api/v1/configs/models', { token: admin.token })).body).toEqual(res.body);
+    expect((await server.api.get('/api/v1/configs/models/defaults', { token: member.token })).body).toEqual({
+      DEFAULT_MODEL_METADATA: { capabilities: { vision: true } },
+    });
+    expect(lastEvent('config.models.updated')!.data).toEqual({ default_models: 'm1,m2', default_pinned_models: null, model_order_count: 2 });
+    const missing = await server.api.post('/api/v1/configs/models', { DEFAULT_MODELS: 'x', MODEL_ORDER_LIST: [] }, { token: admin.token });
+    expect(missing.status).toBe(422);
+  });
+
+  it('reads and writes the subagents form (0.11.0)', async () => {
+    const current = await server.api.get('/api/v1/configs/subagents', { token: admin.token });
+    expect(current.body).toEqual({
+      ENABLE_SUBAGENTS: false,
+      SUBAGENTS_BACKGROUND_ENABLED: false,
+      SUBAGENTS_MAX_CONCURRENT: 20,
+      SUBAGENTS_MAX_ASYNC: 20,
+      SUBAGENTS_MAX_ITERATIONS: 30,
+      SUBAGENTS_MAX_OUTPUT: 30000,
+      SUBAGENTS_SYSTEM_PROMPT: '',
+    });
+    const res = await server.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: admin.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(SUBAGENTS_FORM);
+    const event = lastEvent('config.updated')!;
+    expect(event.subject).toEqual({ type: 'config', id: 'subagents' });
+    expect(event.data).toEqual({ enabled: true });
+    const fraction = await server.api.post('/api/v1/configs/subagents', { ...SUBAGENTS_FORM, SUBAGENTS_MAX_ASYNC: 1.5 }, { token: admin.token });
+    expect(fraction.status).toBe(422);
+  });
+
+  it('sets prompt suggestions and shows them in the config', async () => {
+    const suggestions = [{ title: ['Plan', 'my week'], content: 'Help me plan my week.' }];
+    const res = await server.api.post('/api/v1/configs/suggestions', { suggestions }, { token: admin.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(suggestions);
+    expect((await server.api.get('/api/config', { token: member.token })).body.default_prompt_suggestions).toEqual(suggestions);
+    expect(lastEvent('config.suggestions.updated')!.data).toEqual({ count: 1 });
+    const bad = await server.api.post('/api/v1/configs/suggestions', { suggestions: [{ title: 'Plan', content: 'x' }] }, { token: admin.token });
+    expect(bad.status).toBe(422);
+  });
+
+  it('sets banners for every member to read', async () => {
+    const { title: _title, ...untitled } = { ...BANNER, id: 'b2' };
+    const res = await server.api.post('/api/v1/configs/banners', { banners: [BANNER, untitled] }, { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual([BANNER, { ...untitled, title: null }]);
+    expect((await server.api.get('/api/v1/configs/banners', { token: member.token })).body).toEqual(res.body);
+    const event = lastEvent('config.banners.updated')!;
+    expect(event.subject).toEqual({ type: 'config', id: 'ui.banners' });
+    expect(event.data).toEqual({ count: 2 });
+    const bad = await server.api.post('/api/v1/configs/banners', { banners: [{ id: 'b3', type: 'info' }] }, { token: admin.token });
+    expect(bad.status).toBe(422);
+    expect((await server.api.get('/api/v1/configs/banners', { token: member.token })).body).toHaveLength(2);
+  });
+
+  it('stores tool server connections with their defaults and extra fields', async () => {
+    const connection = { url: 'http://tools.local', path: 'openapi.json', auth_type: 'bearer', key: 'k', config: { enable: true }, note: 'kept' };
+    const res = await server.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: [connection, { ...connection, type: 'mcp' }] }, { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.TOOL_SERVER_CONNECTIONS[0]).toEqual({ ...connection, type: 'openapi', headers: null, info: null });
+    expect((await server.api.get('/api/v1/configs/tool_servers', { token: admin.token })).body).toEqual(res.body);
+    const event = lastEvent('config.tool_servers.updated')!;
+    expect(event.subject).toEqual({ type: 'config', id: 'tool_server.connections' });
+    expect(event.data).toEqual({ count: 2, types: ['openapi', 'mcp'] });
+    const missing = await server.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: [{ url: 'http://x', path: '/' }] }, { token: admin.token });
+    expect(missing.status).toBe(422);
+    const nullList = await server.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: null }, { token: admin.token });
+    expect(nullList.status).toBe(422);
+  });
+
+  it('stores terminal server connections without their policies', async () => {
+    const res = await server.api.post(
+      '/api/v1/configs/terminal_servers',
+      { TERMINAL_SERVER_CONNECTIONS: [{ url: 'http://term.local', name: 'Term', policy: { cpu: 1 }, lifecycle: { idle: 5 } }] },
+      { token: admin.token },
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.TERMINAL_SERVER_CONNECTIONS).toEqual([
+      {
+        id: '',
+        name: 'Term',
+        enabled: true,
+        url: 'http://term.local',
+        path: '/openapi.json',
+        key: '',
+        auth_type: 'bearer',
+        config: null,
+        server_type: null,
+        policy_id: null,
+      },
+    ]);
+    expect((await server.api.get('/api/v1/configs/terminal_servers', { token: admin.token })).body).toEqual(res.body);
+    expect(lastEvent('config.terminal_servers.updated')!.data).toEqual({ count: 1 });
+  });
+
+  it('answers OAuth client registration with the reference failure', async () => {
+    const res = await server.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local', client_id: 'c1' }, { token: admin.token });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toMatch(/^Failed to register OAuth client: /);
+    const missing = await server.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local' }, { token: admin.token });
+    expect(missing.status).toBe(422);
+  });
+});
+
+describe('configs survive a restart', () => {
+  it('keeps imported and form-written values when another server starts on the same data', async () => {
+    const first = await startServer();
+    const admin = await signup(first.api, 'Restart Admin');
+    const imported = await first.api.post('/api/v1/configs/import', { config: { 'ui.default_models': 'kept-model', 'custom.flag': true } }, { token: admin.token });
+    expect(imported.status).toBe(200);
+    const banners = await first.api.post('/api/v1/configs/banners', { banners: [BANNER] }, { token: admin.token });
+    expect(banners.status).toBe(200);
+    const subagents = await first.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: admin.token });
+    expect(subagents.status).toBe(200);
+    await first.close();
+
+    // The environment seeds only keys the database lacks: the stored values win over it.
+    const second = await startServer({ reuse: { dataDir: first.dataDir, databaseUrl: first.databaseUrl }, env: { DEFAULT_MODELS: 'from-env' } });
+    try {
+      const exported = (await second.api.get('/api/v1/configs/export', { token: admin.token })).body;
+      expect(exported).toMatchObject({ 'ui.default_models': 'kept-model', 'custom.flag': true, 'ui.banners': [BANNER] });
+      expect((await second.api.get('/api/v1/configs/banners', { token: admin.token })).body).toEqual([BANNER]);
+      expect((await second.api.get('/api/v1/configs/subagents', { token: admin.token })).body).toEqual(SUBAGENTS_FORM);
+      expect((await second.api.get('/api/config', { token: admin.token })).body.default_models).toBe('kept-model');
+    } finally {
+      await destroyServer(second);
+    }
+  });
+});
