@@ -69,7 +69,12 @@ export class AccessService {
   constructor(
     readonly core: Core,
     readonly groups: GroupsService,
-  ) {}
+  ) {
+    // Grants naming a deleted group go with it, in the transaction that deletes it (groups API or SCIM).
+    core.events.subscribe(async (event, db) => {
+      if (event.event === 'group.deleted' && event.subject?.id) await this.revokePrincipal('group', event.subject.id, db ?? undefined);
+    });
+  }
 
   private store(db: Db = this.core.db): AccessGrantStore {
     return new AccessGrantStore(db);

@@ -231,6 +231,8 @@ describe('DELETE /api/v1/groups/id/{id}/delete', () => {
   it('deletes the group and its memberships and publishes group.deleted', async () => {
     const group = await createGroup();
     await api().post(`/api/v1/groups/id/${group.id}/users/add`, { user_ids: [alice.id] }, { token: admin.token });
+    const access = server.parley.services.access;
+    await access.grant('tool', `tool-of-${group.id}`, { principal_type: 'group', principal_id: group.id, permission: 'read' });
     events.length = 0;
     expect((await api().delete(`/api/v1/groups/id/${group.id}/delete`, { token: alice.token })).status).toBe(401);
     const res = await api().delete(`/api/v1/groups/id/${group.id}/delete`, { token: admin.token });
@@ -241,6 +243,8 @@ describe('DELETE /api/v1/groups/id/{id}/delete', () => {
     expect((await api().get(`/api/v1/groups/id/${group.id}`, { token: admin.token })).status).toBe(404);
     const mine = await api().get('/api/v1/groups/', { token: alice.token });
     expect(mine.body.map((g: { id: string }) => g.id)).not.toContain(group.id);
+    const grants = await server.parley.services.access.grantsOf('tool', `tool-of-${group.id}`);
+    expect(grants).toEqual([]);
     const again = await api().delete(`/api/v1/groups/id/${group.id}/delete`, { token: admin.token });
     expect(again.status).toBe(404);
     expect(again.body).toEqual(NOT_FOUND);
@@ -296,6 +300,32 @@ describe('GET /api/v1/groups/', () => {
     const bad = await api().get('/api/v1/groups/?share=maybe', { token: alice.token });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['query', 'share']);
+  });
+});
+
+describe('group permissions', () => {
+  it("feed the members' effective permissions (GET /api/v1/users/permissions)", async () => {
+    const dave = await addUser(api(), admin, 'user', 'Dave Perms');
+    const before = await api().get('/api/v1/users/permissions', { token: dave.token });
+    expect(before.status).toBe(200);
+    expect(before.body.features.api_keys).toBe(false);
+    expect(before.body.workspace.tools).toBe(false);
+
+    const group = await createGroup({ permissions: { features: { api_keys: true }, workspace: { tools: true } } });
+    await api().post(`/api/v1/groups/id/${group.id}/users/add`, { user_ids: [dave.id] }, { token: admin.token });
+    const after = await api().get('/api/v1/users/permissions', { token: dave.token });
+    expect(after.body.features.api_keys).toBe(true);
+    expect(after.body.workspace.tools).toBe(true);
+    expect(after.body.chat.call).toBe(true);
+
+    await api().post(`/api/v1/groups/id/${group.id}/update`, { name: 'n', description: 'd', permissions: { features: { api_keys: false } } }, { token: admin.token });
+    const updated = await api().get('/api/v1/users/permissions', { token: dave.token });
+    expect(updated.body.features.api_keys).toBe(false);
+    expect(updated.body.workspace.tools).toBe(false);
+
+    await api().post(`/api/v1/groups/id/${group.id}/update`, { name: 'n', description: 'd', permissions: { workspace: { tools: true } } }, { token: admin.token });
+    await api().post(`/api/v1/groups/id/${group.id}/users/remove`, { user_ids: [dave.id] }, { token: admin.token });
+    expect((await api().get('/api/v1/users/permissions', { token: dave.token })).body.workspace.tools).toBe(false);
   });
 });
 
