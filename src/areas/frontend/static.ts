@@ -77,7 +77,8 @@ export function createFrontend(dir: string | null): Frontend | null {
           if (app.hasRoute({ method: 'GET', url })) continue;
           app.get(url, { schema: { hide: true } }, async (request, reply) => {
             const rest = (request.params as { '*': string })['*'];
-            if (rest.split('/').includes('..')) return reply.callNotFound();
+            // Directories have no listing; like unknown files they fall through to the app shell.
+            if (rest === '' || rest.endsWith('/') || rest.split('/').includes('..')) return reply.callNotFound();
             return reply.sendFile(`${name}/${rest}`);
           });
         } else if (entry.isFile()) {
