@@ -1,0 +1,128 @@
+"""The methods Node can call on a worker."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from . import PROTOCOL_VERSION
+from .calls import call_tool_function
+from .errors import HostError, describe
+from .frontmatter import extract_frontmatter, requirements_of
+from .loader import ToolCache
+from .protocol import Channel, RemoteError
+from .results import render_result, to_json
+from .specs import tool_specs
+from .valves import class_schema, validate_valves, valves_spec
+
+
+class Host:
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.tools = ToolCache()
+        self.methods = {
+            'ping': self.ping,
+            'frontmatter': self.frontmatter,
+            'extract': self.extract,
+            'valves_spec': self.valves_spec,
+            'validate_valves': self.validate_valves,
+            'call': self.call,
+        }
+        channel.on_request = self._on_request
+        channel.on_notify = self._on_notify
+
+    def _on_request(self, message: dict) -> None:
+        asyncio.ensure_future(self._serve(message))
+
+    def _on_notify(self, message: dict) -> None:
+        if message.get('method') == 'unload':
+            self.tools.forget(str((message.get('params') or {}).get('tool_id')))
+
+    async def _serve(self, message: dict) -> None:
+        request_id = message.get('id')
+        method = self.methods.get(message.get('method'))
+        fatal = False
+        try:
+            if method is None:
+                raise HostError('bad_request', f'Unknown method {message.get("method")!r}')
+            reply = {'type': 'response', 'id': request_id, 'result': await method(message.get('params') or {}, request_id)}
+        except BaseException as error:  # tool code may raise anything, SystemExit included
+            fatal = isinstance(error, MemoryError)
+            reply = {'type': 'response', 'id': request_id, 'error': describe(error)}
+            if fatal:
+                reply['error']['code'] = 'memory'
+        try:
+            self.channel.send(reply)
+        except (TypeError, ValueError) as error:
+            self.channel.send({'type': 'response', 'id': request_id, 'error': describe(error)})
+        if fatal:
+            # After a MemoryError the interpreter's state is suspect: Node replaces this worker.
+            sys.stderr.flush()
+            os._exit(70)
+
+    def _tool(self, params: dict) -> Any:
+        return self.tools.get(str(params['tool_id']), str(params['hash']), params.get('content')).instance
+
+    async def ping(self, params: dict, request_id: Any) -> dict:
+        return {'pid': os.getpid(), 'protocol': PROTOCOL_VERSION, 'loaded': self.tools.loaded()}
+
+    async def frontmatter(self, params: dict, request_id: Any) -> dict:
+        frontmatter = extract_frontmatter(params['content'])
+        return {'frontmatter': frontmatter, 'requirements': requirements_of(frontmatter)}
+
+    async def extract(self, params: dict, request_id: Any) -> dict:
+        """Everything create/update store: manifest, specs, valves schemas."""
+        instance = self._tool(params)
+        return {
+            'frontmatter': extract_frontmatter(params['content']),
+            'specs': tool_specs(instance),
+            'has_valves': hasattr(instance, 'Valves'),
+            'has_user_valves': hasattr(instance, 'UserValves'),
+            'valves_schema': _schema_or_none(instance, 'Valves'),
+            'user_valves_schema': _schema_or_none(instance, 'UserValves'),
+        }
+
+    async def valves_spec(self, params: dict, request_id: Any) -> Any:
+        return valves_spec(self._tool(params), params['kind'], params.get('user'))
+
+    async def validate_valves(self, params: dict, request_id: Any) -> dict:
+        return validate_valves(self._tool(params), params['kind'], params.get('values') or {})
+
+    async def call(self, params: dict, request_id: Any) -> dict:
+        tool_id = str(params['tool_id'])
+        instance = self._tool(params)
+        function_name = str(params['function'])
+        result = await call_tool_function(
+            tool_id,
+            instance,
+            function_name,
+            params.get('args') or {},
+            params,
+            self._relay('event_emitter', request_id) if params.get('event_emitter') else None,
+            self._relay('event_call', request_id) if params.get('event_call') else None,
+        )
+        value = to_json(result)
+        return {'value': value, **render_result(function_name, result)}
+
+    def _relay(self, method: str, request_id: Any) -> Any:
+        """An async callable that hands an event to Node for the call `request_id`."""
+
+        async def relay(event: Any) -> Any:
+            try:
+                return await self.channel.request(method, {'call': request_id, 'event': to_json(event)})
+            except RemoteError as error:
+                return {'error': str(error)}
+
+        relay.__name__ = f'__{method}__'
+        return relay
+
+
+def _schema_or_none(instance: Any, kind: str) -> dict | None:
+    cls = getattr(instance, kind, None)
+    if cls is None:
+        return None
+    try:
+        return class_schema(cls)
+    except Exception:  # the create does not depend on it (the reference computes it on demand)
+        return None

@@ -1,0 +1,69 @@
+/**
+ * Everything the plugin host can fail with. Callers branch on `code`; the
+ * message is meant for people (an admin reading a 400, a model reading a tool
+ * result) and names the cause.
+ */
+export type PluginErrorCode =
+  /** The tool's own Python raised: at load (syntax, import, no Tools class) or in the call. */
+  | 'python_error'
+  | 'timeout'
+  | 'memory'
+  /** The worker process died under the request (killed, crashed, exited). */
+  | 'worker_died'
+  /** No usable interpreter: Python or pydantic 2 missing. */
+  | 'unavailable'
+  | 'disabled'
+  /** `pip install` of the frontmatter requirements failed. */
+  | 'requirements'
+  | 'tool_not_found'
+  | 'function_not_found'
+  /** valves routes: the tool defines no such Valves/UserValves class. */
+  | 'no_valves'
+  /** valves routes: the values do not validate against the class. */
+  | 'invalid_valves'
+  | 'closed'
+  | 'protocol';
+
+export interface PythonErrorDetails {
+  /** Exception class name, e.g. `SyntaxError`. */
+  pythonType?: string;
+  /** `str(exception)`: what the reference shows a model when a tool call raises. */
+  pythonMessage?: string;
+  traceback?: string;
+  /** The host's own code for a reply that is not the tool's exception (e.g. `not_loaded`). */
+  hostCode?: string;
+}
+
+export class PluginError extends Error {
+  override readonly name = 'PluginError';
+
+  constructor(
+    readonly code: PluginErrorCode,
+    message: string,
+    readonly details: PythonErrorDetails = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The error of a worker's error reply: `{code, type, message, traceback}`. */
+export interface WireError {
+  code: string;
+  type: string;
+  message: string;
+  traceback?: string;
+}
+
+const HOST_CODES = new Set<string>(['function_not_found', 'no_valves', 'invalid_valves', 'memory']);
+
+export function fromWire(error: WireError, memoryLimitMb: number): PluginError {
+  const details = { pythonType: error.type, pythonMessage: error.message, traceback: error.traceback };
+  if (error.code === 'memory') {
+    return new PluginError('memory', `The tool exceeded the memory limit of ${memoryLimitMb} MiB; its worker was replaced`, details);
+  }
+  if (HOST_CODES.has(error.code)) return new PluginError(error.code as PluginErrorCode, error.message, details);
+  if (error.code !== 'python_error') return new PluginError('protocol', error.message, { ...details, hostCode: error.code });
+  // A bare `Exception("...")` reads best as its message alone, as the reference raises its own errors.
+  const message = error.type === 'Exception' ? error.message : `${error.type}: ${error.message}`;
+  return new PluginError('python_error', message, details);
+}

@@ -1,0 +1,40 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PythonHost, type PythonHostOptions } from '../../../src/core/python/host.js';
+
+export const TOOLS_DIR = path.join(import.meta.dirname, 'tools');
+
+export function toolSource(name: string): string {
+  return readFileSync(path.join(TOOLS_DIR, name.endsWith('.py') ? name : `${name}.py`), 'utf8');
+}
+
+export function expected(name: string): { frontmatter: Record<string, string>; specs: unknown[]; has_user_valves: boolean } {
+  return JSON.parse(readFileSync(path.join(TOOLS_DIR, 'expected', `${name}.json`), 'utf8'));
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A host on a throwaway data folder; `dispose` closes it and checks no worker outlives it. */
+export function testHost(options: Partial<PythonHostOptions> = {}): { host: PythonHost; dataDir: string; dispose(): Promise<void> } {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-python-'));
+  const host = new PythonHost({ dataDir, pipInstall: false, ...options });
+  return {
+    host,
+    dataDir,
+    async dispose() {
+      const pids = host.workerPids();
+      await host.close();
+      const survivors = pids.filter(isAlive);
+      rmSync(dataDir, { recursive: true, force: true });
+      if (survivors.length > 0) throw new Error(`python workers still alive after close: ${survivors.join(', ')}`);
+    },
+  };
+}

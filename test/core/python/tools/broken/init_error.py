@@ -1,0 +1,3 @@
+class Tools:
+    def __init__(self):
+        raise RuntimeError("cannot start")

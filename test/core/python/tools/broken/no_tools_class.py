@@ -1,0 +1,3 @@
+class Toolkit:
+    def f(self) -> str:
+        return "x"

@@ -1,0 +1,3 @@
+class Tools:
+    def f(self:
+        pass
