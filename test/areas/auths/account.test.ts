@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventPayload } from '../../../src/core/events/publish.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { destroyServer, startServer, TestClock, type TestServer } from '../../helpers/server.js';
 import { addUser, signup, type Account } from '../../helpers/users.js';
 
 describe('the signed-in user’s own account', () => {
@@ -11,11 +11,14 @@ describe('the signed-in user’s own account', () => {
   const events: EventPayload[] = [];
 
   beforeAll(async () => {
-    server = await startServer();
+    // Accounts a second apart: "the first user" is told by creation time, which has one-second resolution.
+    const clock = new TestClock();
+    server = await startServer({ clock });
     server.parley.core.events.subscribe((event) => {
       events.push(event);
     });
     admin = await signup(server.api, 'Admin');
+    clock.advance(1);
     member = await addUser(server.api, admin, 'user', 'Member');
     pending = await addUser(server.api, admin, 'pending', 'Waiting');
   });
