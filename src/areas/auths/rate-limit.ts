@@ -3,6 +3,9 @@
  * RateLimiter without Redis): every attempt counts, and a key is limited once it
  * has made more than `limit` attempts within the last `window` seconds.
  */
+/** Above this many tracked keys, keys without recent attempts are forgotten. */
+const SWEEP_THRESHOLD = 10_000;
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Map<number, number>>();
 
@@ -17,6 +20,7 @@ export class RateLimiter {
   isLimited(key: string): boolean {
     const current = Math.floor(this.now() / this.bucketSeconds);
     const oldest = current - Math.floor(this.windowSeconds / this.bucketSeconds);
+    if (this.buckets.size > SWEEP_THRESHOLD) this.sweep(oldest);
     const counts = this.buckets.get(key) ?? new Map<number, number>();
     this.buckets.set(key, counts);
     counts.set(current, (counts.get(current) ?? 0) + 1);
@@ -26,5 +30,11 @@ export class RateLimiter {
       else total += count;
     }
     return total > this.limit;
+  }
+
+  private sweep(oldest: number): void {
+    for (const [key, counts] of this.buckets) {
+      if (Math.max(...counts.keys()) < oldest) this.buckets.delete(key);
+    }
   }
 }

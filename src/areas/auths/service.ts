@@ -130,7 +130,7 @@ export class AuthsService {
     return parseDuration(this.setting<string>(jwtExpirySetting));
   }
 
-  async issueToken(userId: string): Promise<IssuedToken> {
+  private async issueToken(userId: string): Promise<IssuedToken> {
     const seconds = this.jwtExpirySeconds();
     const { token, expiresAt } = await this.core.tokens.issue(userId, seconds, this.core.clock.now());
     return { token, expiresAt, maxAge: seconds === null ? null : Math.floor(seconds) };

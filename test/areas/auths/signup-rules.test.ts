@@ -199,6 +199,30 @@ describe('sign-up switches from the environment', () => {
     }
   });
 
+  it('trusts the proxy’s e-mail header when WEBUI_AUTH_TRUSTED_EMAIL_HEADER is set', async () => {
+    const server = await startServer({
+      env: { WEBUI_AUTH_TRUSTED_EMAIL_HEADER: 'X-Forwarded-Email', WEBUI_AUTH_TRUSTED_NAME_HEADER: 'X-Forwarded-Name', WEBUI_AUTH_TRUSTED_ROLE_HEADER: 'X-Forwarded-Role' },
+    });
+    try {
+      const form = { email: '', password: '' };
+      const missing = await server.api.post('/api/v1/auths/signin', form);
+      expect(missing.status).toBe(400);
+      expect(missing.body.detail).toMatch(/trusted header/);
+      const first = await server.api.post('/api/v1/auths/signin', form, { headers: { 'x-forwarded-email': 'Boss@Example.com', 'x-forwarded-name': 'Big%20Boss' } });
+      expect(first.status, first.text).toBe(200);
+      expect(first.body).toMatchObject({ email: 'boss@example.com', name: 'Big Boss', role: 'admin' });
+      const member = await server.api.post('/api/v1/auths/signin', form, { headers: { 'x-forwarded-email': 'member@example.com', 'x-forwarded-role': 'user' } });
+      expect(member.body).toMatchObject({ email: 'member@example.com', name: 'member@example.com', role: 'user' });
+      const again = await server.api.post('/api/v1/auths/signin', form, { headers: { 'x-forwarded-email': 'member@example.com' } });
+      expect(again.body.id).toBe(member.body.id);
+      const change = await server.api.post('/api/v1/auths/update/password', { password: 'a', new_password: 'b' }, { token: member.body.token });
+      expect(change.status).toBe(400);
+      expect(change.body.detail).toBe('The requested action has been restricted as a security measure.');
+    } finally {
+      await destroyServer(server);
+    }
+  });
+
   it('answers 403 to password sign-in when ENABLE_PASSWORD_AUTH is off', async () => {
     const server = await startServer({ env: { ENABLE_PASSWORD_AUTH: 'false' } });
     try {
