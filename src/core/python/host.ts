@@ -247,6 +247,22 @@ export class PythonHost {
     return this.onTool(id, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
   }
 
+  /**
+   * Starts a worker if none is up and says which Python and pydantic it runs;
+   * fails with `unavailable` when there is no usable interpreter. For a start-up
+   * log line or a health check: nothing else needs it, workers start lazily.
+   */
+  async probe(): Promise<{ python: string; executable: string; pydantic: string }> {
+    if (!this.enabled) throw new PluginError('disabled', 'Plugins are disabled by ENABLE_PLUGINS=false');
+    const worker = await this.pool.acquire();
+    try {
+      const { python, executable, pydantic } = await worker.ready;
+      return { python, executable, pydantic };
+    } finally {
+      this.pool.release(worker);
+    }
+  }
+
   /** Drops a deleted tool from every worker's cache. */
   forget(toolId: string): void {
     this.pool.each((worker) => {

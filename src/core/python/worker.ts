@@ -55,6 +55,10 @@ export class PythonWorker {
   /** Why we killed it, when we did: the error the request in flight gets. */
   private killReason: PluginError | null = null;
   private settleReady!: { resolve(ready: ReadyMessage): void; reject(error: Error): void };
+  private markGone!: () => void;
+  private readonly gone = new Promise<void>((resolve) => {
+    this.markGone = resolve;
+  });
   private startTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: WorkerOptions) {
@@ -147,11 +151,10 @@ export class PythonWorker {
   /** Asks the worker to leave (end of stdin); kills it if it has not after `graceMs`. */
   async close(graceMs = 1000): Promise<void> {
     if (this.exited) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.killReason ??= new PluginError('closed', 'The plugin host was closed');
     this.child.stdin!.end();
     const timer = setTimeout(() => this.kill(this.killReason!), graceMs);
-    await exited;
+    await this.gone;
     clearTimeout(timer);
   }
 
@@ -196,8 +199,14 @@ export class PythonWorker {
     if (!pending) return;
     this.pending.delete(id);
     if (pending.timer) clearTimeout(pending.timer);
-    if (message.error) pending.reject(fromWire(message.error as WireError, this.options.memoryLimitMb));
-    else pending.resolve(message.result);
+    if (!message.error) {
+      pending.resolve(message.result);
+      return;
+    }
+    const error = fromWire(message.error as WireError, this.options.memoryLimitMb);
+    // The worker leaves after a MemoryError: it must not be handed out again meanwhile.
+    if (error.code === 'memory') this.retired = true;
+    pending.reject(error);
   }
 
   private async answer(message: RequestMessage): Promise<void> {
@@ -223,6 +232,7 @@ export class PythonWorker {
       if (pending.timer) clearTimeout(pending.timer);
       pending.reject(error);
     }
+    this.markGone();
     this.onExit(this);
   }
 
@@ -242,5 +252,5 @@ export class PythonWorker {
 }
 
 function formatDuration(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+  return ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
 }
