@@ -24,6 +24,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '32' },
     starts: { type: 'string', default: '5' },
     only: { type: 'string' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const settings = {
@@ -32,6 +33,7 @@ const settings = {
   reps: Number(flags.reps),
   connections: Number(flags.connections),
   starts: Number(flags.starts),
+  profile: flags.profile,
 };
 const TARGETS = { readySeconds: 0.5, idleRssBytes: 100 * 1024 * 1024, rpsRatio: 0.7 };
 const SETTLE_MS = 1000; // after ready, before reading idle memory
@@ -39,6 +41,7 @@ const SETTLE_MS = 1000; // after ready, before reading idle memory
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = path.join(root, 'bench', 'results');
 const floorScript = path.join(root, 'bench', 'lib', 'floor-server.js');
+const profileDir = path.join(root, '.tmp', 'bench-profiles');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
 const scenarios = allScenarios.filter((s) => !flags.only || s.name.includes(flags.only));
 const running = new Set();
@@ -51,10 +54,11 @@ function parleyEnv() {
   return { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, WEBUI_SECRET_KEY: 'bench-secret-key' };
 }
 
-async function start(kind, routeFile) {
+async function start(kind, { routeFile, profile = false } = {}) {
+  const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const server =
     kind === 'parley'
-      ? await startServer({ name: 'Parley', args: [path.join(root, 'dist', 'main.js')], env: parleyEnv(), cwd: root })
+      ? await startServer({ name: 'Parley', args: [...profiling, path.join(root, 'dist', 'main.js')], env: parleyEnv(), cwd: root })
       : await startServer({ name: 'floor', args: routeFile ? [floorScript, routeFile] : [floorScript], env: { PATH: process.env.PATH }, cwd: root });
   running.add(server);
   return server;
@@ -130,7 +134,7 @@ async function prepare(parley) {
 async function measureScenario(parley, entry, index) {
   const routeFile = path.join(scratch, `floor-route-${index}.json`);
   writeFileSync(routeFile, JSON.stringify(entry.floorRoute));
-  const floor = await start('floor', routeFile);
+  const floor = await start('floor', { routeFile });
   const options = { seconds: settings.seconds, connections: settings.connections };
   const runs = { parley: [], floor: [] };
   try {
@@ -225,6 +229,7 @@ function otherLoad() {
 
 function notesOf(results) {
   const notes = [];
+  if (settings.profile) notes.push('Parley ran under --cpu-prof (--profile): its memory and load figures are worse than normal.');
   if (results.otherCpuShare > 0.1) {
     notes.push(
       `other processes used ${results.otherCpuShare.toFixed(2)} cores on average during this run: absolute figures are ` +
@@ -272,7 +277,7 @@ async function main() {
   results.memory = { floorIdle: floorIdle.memory() };
   await stop(floorIdle);
 
-  const parley = await start('parley');
+  const parley = await start('parley', { profile: settings.profile });
   await sleep(SETTLE_MS);
   results.memory.parleyIdle = parley.memory();
 
@@ -321,6 +326,7 @@ async function main() {
   writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(path.join(resultsDir, 'latest.md'), markdown);
   process.stdout.write(`\n${text}\n\nwritten to bench/results/latest.json and latest.md\n`);
+  if (settings.profile) process.stdout.write(`CPU profile of the loaded Parley (open in Chrome DevTools): ${profileDir}\n`);
 }
 
 try {

@@ -94,13 +94,16 @@ export async function startServer({ name, args, env, cwd, readyPath = '/health',
   }
   const readyMs = performance.now() - started;
 
+  const alive = () => {
+    if (exited) throw new Error(`${name} exited (${exited.code ?? exited.signal}) while running:\n${errors() || output()}`);
+  };
   return {
     name,
     url,
     pid: child.pid,
     readyMs,
-    memory: () => memoryOf(child.pid),
-    cpuSeconds: () => cpuSecondsOf(child.pid),
+    memory: () => (alive(), memoryOf(child.pid)),
+    cpuSeconds: () => (alive(), cpuSecondsOf(child.pid)),
     async stop() {
       if (exited) return;
       child.kill('SIGTERM');
