@@ -6,11 +6,14 @@ const worker = fileURLToPath(new URL('./load-worker.js', import.meta.url));
 
 /**
  * Loads `server` with `request` for `seconds` at `connections` from a separate
- * autocannon process. Also reports how busy the server was (CPU seconds per
- * second): near 1 on one pinned core means the server was the limit; well below
- * means something else was (the load generator, or other work on the machine),
- * and the figure understates the server. `otherCpuShare` is the CPU (in cores)
- * that processes other than the server and the load generator used meanwhile.
+ * autocannon process. Besides the worker's figures it reports:
+ * - `serverCpuShare`: the server's CPU seconds per second. Near 1 on its pinned core
+ *   means the server was the limit; well below means something else was (the load
+ *   generator, or other work on the machine) and the rate understates the server.
+ * - `serverCpuMicrosPerRequest`: the server's CPU time per answer, which, unlike the
+ *   rate, hardly changes when other work competes for the core.
+ * - `otherCpuShare`: cores' worth of CPU used meanwhile by processes other than the
+ *   server and the load generator.
  */
 export async function load(server, request, { seconds, connections }) {
   const headers = { ...request.headers };
@@ -36,6 +39,7 @@ export async function load(server, request, { seconds, connections }) {
   const result = JSON.parse(stdout);
   const serverCpu = server.cpuSeconds() - cpuBefore;
   result.serverCpuShare = serverCpu / result.durationSeconds;
+  result.serverCpuMicrosPerRequest = (serverCpu / (result.ok + result.non2xx)) * 1e6;
   result.otherCpuShare = Math.max(0, machineAfter.busy - machineBefore.busy - serverCpu - result.generatorCpuSeconds) / wallSeconds;
   result.stealShare = (machineAfter.steal - machineBefore.steal) / wallSeconds;
   return result;

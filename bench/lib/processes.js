@@ -71,7 +71,8 @@ function tail(stream, limit = 4096) {
 
 /**
  * A server process started from `args`; resolves once `GET readyPath` answers 200,
- * with `readyMs` = milliseconds from spawn to that answer.
+ * with `readyMs` = milliseconds from spawn to that answer and `readyCpuSeconds` =
+ * the CPU time the process had used by then (barely affected by other work on the machine).
  */
 export async function startServer({ name, args, env, cwd, readyPath = '/health', timeoutMs = 30_000 }) {
   const port = await freePort();
@@ -93,6 +94,7 @@ export async function startServer({ name, args, env, cwd, readyPath = '/health',
     await sleep(5);
   }
   const readyMs = performance.now() - started;
+  const readyCpuSeconds = cpuSecondsOf(child.pid);
 
   const alive = () => {
     if (exited) throw new Error(`${name} exited (${exited.code ?? exited.signal}) while running:\n${errors() || output()}`);
@@ -102,6 +104,7 @@ export async function startServer({ name, args, env, cwd, readyPath = '/health',
     url,
     pid: child.pid,
     readyMs,
+    readyCpuSeconds,
     memory: () => (alive(), memoryOf(child.pid)),
     cpuSeconds: () => (alive(), cpuSecondsOf(child.pid)),
     async stop() {

@@ -10,10 +10,11 @@ export function median(values) {
 const MB = 1024 * 1024;
 
 export const format = {
-  seconds: (s) => (Number.isFinite(s) ? `${s.toFixed(3)} s` : 'n/a'),
+  seconds: (s) => (Number.isFinite(s) ? `${s.toFixed(2)} s` : 'n/a'),
   megabytes: (bytes) => (Number.isFinite(bytes) ? `${(bytes / MB).toFixed(1)} MB` : 'n/a'),
   rps: (n) => (Number.isFinite(n) ? `${Math.round(n).toLocaleString('en-US')}/s` : 'n/a'),
   ms: (n) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms` : 'n/a'),
+  micros: (n) => (Number.isFinite(n) ? `${Math.round(n)} µs` : 'n/a'),
   ratio: (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : ''),
 };
 
