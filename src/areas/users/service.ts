@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AccessService } from '../../core/access/service.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
@@ -38,6 +38,32 @@ export interface UserCollaborators {
   groups: GroupsService;
   access: AccessService;
   auths: AuthsService;
+}
+
+/**
+ * Time-ordered ids (RFC 9562 UUIDv7, monotonic within the process). Timestamps are
+ * whole seconds, so the id breaks ties: "the first user ever created" (the primary
+ * admin) stays exact when accounts are created within the same second.
+ */
+let lastIdMs = -1;
+let idSequence = 0;
+export function timeOrderedId(nowMs: number): string {
+  let ms = Math.max(Math.floor(nowMs), lastIdMs);
+  if (ms === lastIdMs) {
+    idSequence += 1;
+    if (idSequence > 0xfff) {
+      ms += 1;
+      idSequence = 0;
+    }
+  } else {
+    idSequence = 0;
+  }
+  lastIdMs = ms;
+  const time = ms.toString(16).padStart(12, '0');
+  const random = randomBytes(8);
+  random[0] = (random[0] & 0x3f) | 0x80;
+  const tail = random.toString('hex');
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${idSequence.toString(16).padStart(3, '0')}-${tail.slice(0, 4)}-${tail.slice(4)}`;
 }
 
 /** How often a user's `last_active_at` is written at most (the reference throttles it too). */
@@ -107,7 +133,7 @@ export class UsersService {
   /** Creates the user record (credentials are the auths area's). Call inside the caller's transaction. */
   async create(input: NewUser, db: Db): Promise<UserRecord> {
     const now = this.core.clock.now();
-    const id = input.id ?? randomUUID();
+    const id = input.id ?? timeOrderedId(this.core.clock.nowMs());
     // An unusable image falls back to the default avatar rather than failing the sign-up, as the reference does.
     const image = input.profile_image_url && !this.profileImageUrlProblem(input.profile_image_url) ? input.profile_image_url : null;
     const user: UserRecord = {
@@ -338,7 +364,8 @@ export class UsersService {
     }
 
     return this.core.db.transaction().execute(async (trx) => {
-      const current = await this.existing(user.id);
+      const current = await this.store(trx).byId(user.id);
+      if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
       const merged = { ...(current.settings ?? {}), ...settings };
       const updated = await this.update(user.id, { settings: merged }, trx);
       await this.core.events.publish({ event: 'user.settings_updated', actor: updated, subjectId: user.id, subjectType: 'user' }, trx);
