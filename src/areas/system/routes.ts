@@ -51,7 +51,7 @@ export async function systemRoutes(app: App, ctx: AreaContext): Promise<void> {
       user = await system.configUser(credential?.token ?? null);
     } catch (error) {
       // A stale session cookie would otherwise keep the frontend on its error page.
-      if (error instanceof HttpError && credential?.fromCookie) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
+      if (error instanceof HttpError && error.statusCode === 401 && credential?.fromCookie) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
       throw error;
     }
     return system.appConfig(user);

@@ -120,6 +120,8 @@ export class SystemService {
     if (credential.startsWith('sk-')) {
       const user = await this.services.users.byApiKey(credential);
       if (!user) throw new HttpError(401, 'Invalid token');
+      // Where keys are off or restricted the key is refused here too, as on every other route.
+      await this.services.auths.checkApiKeyUse(user, '/api/config');
       return user;
     }
     const claims = await this.core.tokens.verify(credential);

@@ -177,10 +177,13 @@ describe('app-level system routes', () => {
   });
 });
 
-describe('system routes with a custom name and deployment id', () => {
+describe('system routes with a custom name, a deployment id and API keys', () => {
   let server: TestServer;
+  let admin: Account;
   beforeAll(async () => {
-    server = await startServer({ env: { WEBUI_NAME: 'Team Chat', DEPLOYMENT_ID: 'blue', ENABLE_PUBLIC_ACTIVE_USERS_COUNT: 'true' } });
+    server = await startServer({
+      env: { WEBUI_NAME: 'Team Chat', DEPLOYMENT_ID: 'blue', ENABLE_PUBLIC_ACTIVE_USERS_COUNT: 'true', ENABLE_API_KEYS: 'true' },
+    });
   });
   afterAll(async () => destroyServer(server));
 
@@ -190,8 +193,17 @@ describe('system routes with a custom name and deployment id', () => {
     expect((await server.api.get('/manifest.json')).body.name).toBe('Team Chat (Open WebUI)');
   });
 
+  it('gives the full config for an API key where keys are enabled', async () => {
+    admin = await signup(server.api, 'Key Admin');
+    const created = await server.api.post('/api/v1/auths/api_key', undefined, { token: admin.token });
+    expect(created.status, created.text).toBe(200);
+    const res = await server.api.get('/api/config', { token: created.body.api_key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.features.enable_api_keys).toBe(true);
+    expect(res.body).toHaveProperty('default_models');
+  });
+
   it('shows usage to members when the active-user count is public', async () => {
-    const admin = await signup(server.api, 'Usage Admin');
     const member = await addUser(server.api, admin, 'user');
     const res = await server.api.get('/api/usage', { token: member.token });
     expect(res.status).toBe(200);
