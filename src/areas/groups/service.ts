@@ -196,7 +196,9 @@ export class GroupsService {
       await this.store(trx).addMembers(id, valid, now);
       await this.store(trx).touch([id], now);
       if (actor) {
-        await this.core.events.publish({ event: 'group.member_added', actor, subjectId: id, subjectType: 'group', data: { user_ids: valid } }, trx);
+        // As the reference: the ids actually added, or the form's value when it named none.
+        const added = userIds?.length ? valid : (userIds ?? null);
+        await this.core.events.publish({ event: 'group.member_added', actor, subjectId: id, subjectType: 'group', data: { user_ids: added } }, trx);
       }
       return this.withCount((await this.store(trx).byId(id)) as GroupRecord, trx);
     };
