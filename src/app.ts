@@ -13,12 +13,23 @@ import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
 import { authsRoutes } from './areas/auths/routes.js';
 import { configsRoutes } from './areas/configs/routes.js';
+import { eventsRoutes } from './areas/events/routes.js';
+import { EventsService } from './areas/events/service.js';
 import { createFrontend } from './areas/frontend/static.js';
 import { GroupsService } from './areas/groups/service.js';
 import { groupsRoutes } from './areas/groups/routes.js';
+import { legalRoutes } from './areas/legal/routes.js';
 import { systemRoutes } from './areas/system/routes.js';
 import { UsersService } from './areas/users/service.js';
 import { usersRoutes } from './areas/users/routes.js';
+import { CompletionsService } from './areas/models/completions.js';
+import { modelAppRoutes, modelsRoutes } from './areas/models/routes.js';
+import { ModelsService } from './areas/models/service.js';
+import { ollamaRoutes } from './areas/ollama/routes.js';
+import { OllamaService } from './areas/ollama/service.js';
+import { openaiRoutes } from './areas/openai/routes.js';
+import { OpenAIService } from './areas/openai/service.js';
+import { UpstreamService } from './core/upstream/service.js';
 
 /** Every area's service, built once here and handed to the route modules. */
 export interface Services {
@@ -26,6 +37,12 @@ export interface Services {
   groups: GroupsService;
   access: AccessService;
   auths: AuthsService;
+  events: EventsService;
+  upstream: UpstreamService;
+  models: ModelsService;
+  openai: OpenAIService;
+  ollama: OllamaService;
+  completions: CompletionsService;
 }
 
 export interface AreaContext extends RouteContext {
@@ -69,10 +86,17 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const groups = new GroupsService(core, users);
   const access = new AccessService(core, groups);
   const auths = new AuthsService(core, users, access);
-  const services: Services = { users, groups, access, auths };
+  const events = new EventsService(core, groups);
+  const upstream = new UpstreamService(core);
+  const models = new ModelsService(core, upstream, access, users);
+  const openai = new OpenAIService(core, upstream, models, access);
+  const ollama = new OllamaService(core, upstream, models);
+  const completions = new CompletionsService(upstream, models, openai, ollama);
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
+  await events.start();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.byId(id),
@@ -97,6 +121,12 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await app.register(async (api) => usersRoutes(api as App, context), { prefix: '/api/v1/users' });
   await app.register(async (api) => groupsRoutes(api as App, context), { prefix: '/api/v1/groups' });
   await app.register(async (api) => configsRoutes(api as App, context), { prefix: '/api/v1/configs' });
+  await app.register(async (api) => legalRoutes(api as App, context), { prefix: '/api/v1/legal' });
+  await app.register(async (api) => eventsRoutes(api as App, context), { prefix: '/api/events' });
+  await app.register(async (api) => modelsRoutes(api as App, context), { prefix: '/api/v1/models' });
+  await app.register(async (api) => modelAppRoutes(api as App, context));
+  await app.register(async (api) => openaiRoutes(api as App, context), { prefix: '/openai' });
+  await app.register(async (api) => ollamaRoutes(api as App, context), { prefix: '/ollama' });
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
 
   return {
@@ -105,6 +135,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     services,
     async close() {
       await app.close();
+      await upstream.close();
+      await events.stop();
       await database.close();
     },
   };
