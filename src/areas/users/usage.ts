@@ -106,43 +106,41 @@ export function streaks(heatmap: UsageDay[]): { current: number; longest: number
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
-const share = (part: number, whole: number) => (whole ? round1((part / whole) * 100) : 0);
 
-/** The usage report of a period whose days are known. */
+/**
+ * The usage report of a period whose days are known. Figures that need message
+ * records (tokens, roles, models, tools, chat lengths) are zero until chat
+ * messages are stored; those derived from the days are computed.
+ */
 export function usageReport(period: UsagePeriod, heatmap: UsageDay[]): UserUsageResponse {
   const messages = heatmap.reduce((sum, day) => sum + day.messages, 0);
   const activeDays = heatmap.filter((day) => day.messages > 0).length;
   const { current, longest } = streaks(heatmap);
-  // Split by role, tokens and per-chat figures need message records; none are stored yet.
-  const userMessages = 0;
-  const assistantMessages = 0;
-  const totalChats = 0;
-  const lifetimeTokens = 0;
   return {
     totals: {
-      lifetime_tokens: lifetimeTokens,
+      lifetime_tokens: 0,
       input_tokens: 0,
       output_tokens: 0,
       peak_daily_tokens: heatmap.reduce((max, day) => Math.max(max, day.tokens), 0),
       longest_chat_seconds: 0,
       current_streak: current,
       longest_streak: longest,
-      total_chats: totalChats,
+      total_chats: 0,
       active_days: activeDays,
       models_used: 0,
       messages,
-      user_messages: userMessages,
-      assistant_messages: assistantMessages,
+      user_messages: 0,
+      assistant_messages: 0,
     },
     heatmap,
     weekly_heatmap: weeklyHeatmap(heatmap),
     cumulative_heatmap: cumulativeHeatmap(heatmap),
     insights: {
       most_used_model: null,
-      average_tokens_per_chat: totalChats ? round1(lifetimeTokens / totalChats) : 0,
+      average_tokens_per_chat: 0,
       average_messages_per_active_day: activeDays ? round1(messages / activeDays) : 0,
-      user_message_share: share(userMessages, messages),
-      assistant_message_share: share(assistantMessages, messages),
+      user_message_share: 0,
+      assistant_message_share: 0,
     },
     top_models: [],
     top_tools: [],
