@@ -98,6 +98,18 @@ export interface OAuthSessionTable {
   updated_at: number;
 }
 
+export interface ModelTable {
+  id: string;
+  user_id: string;
+  base_model_id: string | null;
+  name: string;
+  params: string;
+  meta: string;
+  is_active: Flag;
+  updated_at: number;
+  created_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -107,6 +119,7 @@ export interface Database {
   access_grant: AccessGrantTable;
   config: ConfigTable;
   oauth_session: OAuthSessionTable;
+  model: ModelTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -115,3 +128,4 @@ export type UserUpdate = Updateable<UserTable>;
 export type GroupRow = Selectable<GroupTable>;
 export type AccessGrantRow = Selectable<AccessGrantTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type ModelRow = Selectable<ModelTable>;

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001_foundation.js';
+import * as models from './0003_models.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0003_models': models,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,130 @@
+import { Agent, type Dispatcher, errors, request } from 'undici';
+
+/**
+ * The one HTTP client Parley uses to talk to model providers: a pooled undici
+ * agent, a deadline on every call, and failures turned into one error type the
+ * routes map to 502/504. Bodies are returned as streams so that answers can be
+ * relayed chunk by chunk; destroying a body (or aborting the caller's signal)
+ * cancels the provider's request.
+ */
+export interface UpstreamCall {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer | null;
+  /** Aborted when the caller gives up (e.g. the client disconnected). */
+  signal?: AbortSignal;
+  /** Deadline for the whole exchange, body included. */
+  timeoutMs: number;
+  /** Longest silence between two body chunks; defaults to the deadline. */
+  idleTimeoutMs?: number;
+}
+
+export type UpstreamBody = Dispatcher.ResponseData['body'];
+
+export interface UpstreamResponse {
+  url: string;
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  contentType: string;
+  body: UpstreamBody;
+}
+
+export type UpstreamFailureKind = 'unreachable' | 'timeout' | 'cancelled';
+
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly kind: UpstreamFailureKind,
+    readonly url: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function headerText(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+export class UpstreamClient {
+  private readonly agent: Agent;
+
+  constructor(options: { connectionsPerOrigin: number | null }) {
+    this.agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      keepAliveTimeout: 10_000,
+      connect: { timeout: 10_000 },
+    });
+  }
+
+  async send(call: UpstreamCall): Promise<UpstreamResponse> {
+    const deadline = AbortSignal.timeout(call.timeoutMs);
+    const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
+    try {
+      const response = await request(call.url, {
+        dispatcher: this.agent,
+        method: (call.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers: { 'accept-encoding': 'identity', ...call.headers },
+        body: call.body ?? undefined,
+        signal,
+        headersTimeout: call.timeoutMs,
+        bodyTimeout: call.idleTimeoutMs ?? call.timeoutMs,
+      });
+      return {
+        url: call.url,
+        status: response.statusCode,
+        headers: response.headers,
+        contentType: headerText(response.headers['content-type']).toLowerCase(),
+        body: response.body,
+      };
+    } catch (error) {
+      throw this.failure(error, call, deadline);
+    }
+  }
+
+  /** Maps whatever undici threw to an UpstreamFailure (also used for errors while reading a body). */
+  failure(error: unknown, call: Pick<UpstreamCall, 'url' | 'signal'>, deadline?: AbortSignal): UpstreamFailure {
+    if (error instanceof UpstreamFailure) return error;
+    if (call.signal?.aborted) return new UpstreamFailure('cancelled', call.url, 'The client went away');
+    if (
+      deadline?.aborted ||
+      error instanceof errors.HeadersTimeoutError ||
+      error instanceof errors.BodyTimeoutError ||
+      error instanceof errors.ConnectTimeoutError ||
+      (error instanceof Error && error.name === 'TimeoutError')
+    ) {
+      return new UpstreamFailure('timeout', call.url, 'The model provider did not answer in time');
+    }
+    const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+    return new UpstreamFailure('unreachable', call.url, cause);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Reads a whole body as text; a body that fails mid-way becomes an UpstreamFailure. */
+export async function readText(client: UpstreamClient, response: UpstreamResponse, signal?: AbortSignal): Promise<string> {
+  try {
+    return await response.body.text();
+  } catch (error) {
+    throw client.failure(error, { url: response.url, signal });
+  }
+}
+
+/** The body parsed as JSON, or its text when it is not JSON. */
+export async function readBody(client: UpstreamClient, response: UpstreamResponse, signal?: AbortSignal): Promise<unknown> {
+  const text = await readText(client, response, signal);
+  if (text === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Frees a body that will not be read. */
+export function discard(response: UpstreamResponse): void {
+  response.body.destroy();
+}
