@@ -48,3 +48,22 @@ describe('database start-up', () => {
     }
   });
 });
+
+describe.runIf(dialect === 'sqlite')('SQLite single connection', () => {
+  it('fails a query made outside the transaction holding the connection instead of hanging', { timeout: 20_000 }, async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-db-'));
+    const parley = await buildParley({ env: readEnv({ DATA_DIR: dataDir, WEBUI_SECRET_KEY: 'k' }), logLevel: 'silent' });
+    try {
+      const outcome = await parley.core.db
+        .transaction()
+        .execute(async () => parley.core.db.selectFrom('config').select('key').execute())
+        .then(() => 'no error', (error: Error) => error.message);
+      expect(outcome).toMatch(/outside the transaction/);
+      // The abandoned wait handed the connection back: the database still answers.
+      expect(Array.isArray(await parley.core.db.selectFrom('config').select('key').execute())).toBe(true);
+    } finally {
+      await parley.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

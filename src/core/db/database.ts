@@ -1,6 +1,6 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { type DatabaseConnection, type Driver, Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './tables.js';
@@ -50,6 +50,43 @@ function openSqlite(file: string): SQLite.Database {
   return withBooleanBinding(database);
 }
 
+/** Longer than any real SQLite transaction; reaching it means a wait that would never end. */
+const SQLITE_CONNECTION_WAIT_MS = 10_000;
+
+/**
+ * SQLite has one connection. A query sent through the root handle while a
+ * transaction holds it (instead of through `trx`) would wait forever; this turns
+ * that hang into an error that names the cause, and hands the connection back
+ * when the abandoned wait is finally served.
+ */
+class GuardedSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const acquireConnection = async (): Promise<DatabaseConnection> => {
+      const waiting = driver.acquireConnection();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          waiting.then((connection) => driver.releaseConnection(connection)).catch(() => undefined);
+          reject(new Error(`SQLite connection wait exceeded ${SQLITE_CONNECTION_WAIT_MS} ms: a query ran outside the transaction holding the connection`));
+        }, SQLITE_CONNECTION_WAIT_MS);
+      });
+      try {
+        return await Promise.race([waiting, deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    return new Proxy(driver, {
+      get(target, property) {
+        if (property === 'acquireConnection') return acquireConnection;
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+}
+
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string }): DatabaseHandle {
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
@@ -59,7 +96,7 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   }
   let file = path.join(options.dataDir, 'webui.db');
   if (url?.startsWith('sqlite:')) file = url.replace(/^sqlite:(\/\/)?/, '');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(file) }) });
+  const db = new Kysely<Database>({ dialect: new GuardedSqliteDialect({ database: openSqlite(file) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
