@@ -73,6 +73,3 @@ class ToolCache:
         loaded = self._tools.pop(tool_id, None)
         if loaded is not None and sys.modules.get(loaded.module.__name__) is loaded.module:
             del sys.modules[loaded.module.__name__]
-
-    def loaded(self) -> dict[str, str]:
-        return {tool_id: loaded.hash for tool_id, loaded in self._tools.items()}

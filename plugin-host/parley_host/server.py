@@ -6,7 +6,6 @@ import os
 import sys
 from typing import Any
 
-from . import PROTOCOL_VERSION
 from .calls import call_tool_function
 from .errors import HostError, describe
 from .frontmatter import extract_frontmatter, requirements_of
@@ -22,7 +21,6 @@ class Host:
         self.channel = channel
         self.tools = ToolCache()
         self.methods = {
-            'ping': self.ping,
             'frontmatter': self.frontmatter,
             'extract': self.extract,
             'valves_spec': self.valves_spec,
@@ -63,9 +61,6 @@ class Host:
 
     def _tool(self, params: dict) -> Any:
         return self.tools.get(str(params['tool_id']), str(params['hash']), params.get('content')).instance
-
-    async def ping(self, params: dict, request_id: Any) -> dict:
-        return {'pid': os.getpid(), 'protocol': PROTOCOL_VERSION, 'loaded': self.tools.loaded()}
 
     async def frontmatter(self, params: dict, request_id: Any) -> dict:
         frontmatter = extract_frontmatter(params['content'])

@@ -54,7 +54,7 @@ export interface WireError {
   traceback?: string;
 }
 
-const HOST_CODES = new Set<string>(['function_not_found', 'no_valves', 'invalid_valves', 'memory']);
+const HOST_CODES = new Set<string>(['function_not_found', 'no_valves', 'invalid_valves']);
 
 export function fromWire(error: WireError, memoryLimitMb: number): PluginError {
   const details = { pythonType: error.type, pythonMessage: error.message, traceback: error.traceback };
