@@ -27,6 +27,16 @@ export interface Env {
   bypassAdminAccessControl: boolean;
   logLevel: string;
   version: string;
+  /** Python plugin host (tools): interpreter, pool and per-call limits. */
+  python: string | null;
+  enablePlugins: boolean;
+  enablePipInstallFrontmatterRequirements: boolean;
+  offlineMode: boolean;
+  pipOptions: string[];
+  pipPackageIndexOptions: string[];
+  pluginPoolSize: number;
+  pluginCallTimeoutSeconds: number;
+  pluginMemoryLimitMb: number;
   /** Names of variables the process was configured with; used to scrub child environments. */
   raw: Record<string, string | undefined>;
 }
@@ -88,6 +98,15 @@ export function readEnv(source: Record<string, string | undefined> = process.env
     bypassAdminAccessControl: bool(source.BYPASS_ADMIN_ACCESS_CONTROL, true),
     logLevel: source.LOG_LEVEL ?? source.GLOBAL_LOG_LEVEL?.toLowerCase() ?? 'info',
     version: PARLEY_VERSION,
+    python: source.PYTHON || null,
+    enablePlugins: bool(source.ENABLE_PLUGINS, true),
+    enablePipInstallFrontmatterRequirements: bool(source.ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS, true),
+    offlineMode: bool(source.OFFLINE_MODE, false),
+    pipOptions: (source.PIP_OPTIONS ?? '').split(/\s+/).filter(Boolean),
+    pipPackageIndexOptions: (source.PIP_PACKAGE_INDEX_OPTIONS ?? '').split(/\s+/).filter(Boolean),
+    pluginPoolSize: int(source.PLUGIN_POOL_SIZE, 4),
+    pluginCallTimeoutSeconds: int(source.PLUGIN_CALL_TIMEOUT, 60),
+    pluginMemoryLimitMb: int(source.PLUGIN_MEMORY_LIMIT_MB, 1024),
     raw: { ...source },
   };
 }
