@@ -79,7 +79,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     events: new EventBus({ version: env.version, instanceId: env.raw.INSTANCE_ID ?? randomUUID(), now: () => clock.now() }),
     clock,
     log: logger,
-    tokens: new TokenService(env.secretKey),
+    tokens: new TokenService(env.secretKey, clock),
   };
 
   const users = new UsersService(core);
@@ -103,7 +103,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     userByApiKey: (key) => users.byApiKey(key),
     checkApiKeyUse: (user, path) => auths.checkApiKeyUse(user, path),
     touch: (user) => users.touch(user),
-  });
+  }, { trustedEmailHeader: env.raw.WEBUI_AUTH_TRUSTED_EMAIL_HEADER?.toLowerCase() || null });
 
   const frontend = createFrontend(env.frontendBuildDir);
   const app = await createHttpServer({

@@ -39,7 +39,12 @@ export const TOKEN_COOKIE = 'token';
  * Hooks that resolve the request's user, one per level of the reference's auth
  * dependencies. Both role checks answer 401 (not 403), as the reference does.
  */
-export function createAuthGuard(tokens: TokenService, lookups: AuthLookups) {
+export interface GuardOptions {
+  /** `WEBUI_AUTH_TRUSTED_EMAIL_HEADER`, lower-cased: a session must belong to the user the proxy vouches for. */
+  trustedEmailHeader: string | null;
+}
+
+export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, options: GuardOptions) {
   async function resolve(request: FastifyRequest, reply: FastifyReply): Promise<UserRecord> {
     const credential = credentialOf(request);
     if (!credential) throw new HttpError(401, 'Not authenticated');
@@ -60,6 +65,12 @@ export function createAuthGuard(tokens: TokenService, lookups: AuthLookups) {
     if (!user) {
       if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
       throw new HttpError(401, ERROR.INVALID_TOKEN);
+    }
+    if (options.trustedEmailHeader) {
+      const trusted = request.headers[options.trustedEmailHeader];
+      if (typeof trusted === 'string' && trusted && trusted.toLowerCase() !== user.email) {
+        throw new HttpError(401, 'User mismatch. Please sign in again.');
+      }
     }
     lookups.touch(user);
     return user;

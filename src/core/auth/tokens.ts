@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../clock.js';
 
 /** `JWT_EXPIRES_IN` syntax of the reference: '4w', '1h30m', '500ms'; '-1' or '0' means no expiry. */
 export function parseDuration(duration: string): number | null {
@@ -21,7 +22,10 @@ export interface TokenClaims {
 export class TokenService {
   private readonly key: Uint8Array;
 
-  constructor(secret: string) {
+  constructor(
+    secret: string,
+    private readonly clock: Clock,
+  ) {
     this.key = new TextEncoder().encode(secret);
   }
 
@@ -36,7 +40,7 @@ export class TokenService {
   /** The claims of a valid token, or null for anything else (bad signature, expired, malformed). */
   async verify(token: string): Promise<TokenClaims | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: new Date(this.clock.nowMs()) });
       return typeof payload.id === 'string' ? (payload as unknown as TokenClaims) : null;
     } catch {
       return null;
