@@ -98,6 +98,47 @@ export interface OAuthSessionTable {
   updated_at: number;
 }
 
+export interface EventWebhookTable {
+  id: string;
+  name: string;
+  url: string;
+  enabled: Flag;
+  events: string;
+  targets: JsonText;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  position: number;
+  failing_since: number | null;
+  disabled_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EventOutboxTable {
+  id: string;
+  event: string;
+  payload: string;
+  created_at: number;
+}
+
+export interface EventDeliveryTable {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_ms: number | null;
+  lease_owner: string | null;
+  lease_expires_ms: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_latency_ms: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface ModelTable {
   id: string;
   user_id: string;
@@ -119,6 +160,9 @@ export interface Database {
   access_grant: AccessGrantTable;
   config: ConfigTable;
   oauth_session: OAuthSessionTable;
+  event_webhook: EventWebhookTable;
+  event_outbox: EventOutboxTable;
+  event_delivery: EventDeliveryTable;
   model: ModelTable;
 }
 
@@ -128,4 +172,6 @@ export type UserUpdate = Updateable<UserTable>;
 export type GroupRow = Selectable<GroupTable>;
 export type AccessGrantRow = Selectable<AccessGrantTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type EventWebhookRow = Selectable<EventWebhookTable>;
+export type EventDeliveryRow = Selectable<EventDeliveryTable>;
 export type ModelRow = Selectable<ModelTable>;

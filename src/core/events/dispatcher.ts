@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import { Agent, request } from 'undici';
+import type { Clock } from '../clock.js';
+import type { WebhookDirectory } from './directory.js';
+import { deliveryBody, type MessageContext, receiverKindOf } from './formats.js';
+import type { DeliveryOptions } from './options.js';
+import type { EventPayload } from './publish.js';
+import { retryAfterMs, retryDelayMs } from './retry.js';
+import { signedHeaders } from './signing.js';
+import type { AttemptResult, ClaimedDelivery, EventsStore, StoredWebhook } from './store.js';
+import type { UrlGuard } from './url-guard.js';
+
+export type DisableReason = 'gone' | 'failing';
+
+export interface DispatcherDeps {
+  store: EventsStore;
+  directory: WebhookDirectory;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  options: DeliveryOptions;
+  guard: UrlGuard;
+  message: MessageContext;
+  /** Switches a webhook off and says so with an event. */
+  disable(webhookId: string, reason: DisableReason, detail: Record<string, unknown>): Promise<void>;
+  /** Spreads retry delays; replaceable so tests can pin the schedule. */
+  random?: () => number;
+}
+
+/** Claims taken per query; more are taken as soon as slots free up. */
+const CLAIM_BATCH = 64;
+/** How much of an error response is kept in the delivery record. */
+const ERROR_SNIPPET = 300;
+/** A second look shortly after a wake-up, for events whose transaction had not committed at the first one. */
+const WAKE_FOLLOW_UP_MS = 20;
+const PRUNE_INTERVAL_MS = 3_600_000;
+
+class ShutdownAbort extends Error {}
+
+interface InFlight {
+  webhookId: string;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Sends recorded deliveries: claims due ones (a lease, so that several instances
+ * share the work and a crashed instance's claims are taken over when the lease
+ * ends), posts them signed, and records the outcome with the next attempt time.
+ * Slots are counted per webhook, so a slow or dead receiver only ever holds its
+ * own share and never delays deliveries to the others.
+ */
+export class WebhookDispatcher {
+  /** This run's claim owner; `<instance>/<run>` so a restart under a stable INSTANCE_ID can release its old claims. */
+  readonly owner: string;
+  readonly stats = { attempts: 0, succeeded: 0, failed: 0 };
+
+  private readonly agent: Agent;
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly perWebhook = new Map<string, number>();
+  private results: AttemptResult[] = [];
+  private released: string[] = [];
+  private flushing: Promise<void> | null = null;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private running = false;
+  private timers: NodeJS.Timeout[] = [];
+  private followUp: NodeJS.Timeout | null = null;
+  private readonly random: () => number;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.owner = `${deps.options.stableInstanceId ?? randomUUID()}/${randomUUID()}`;
+    this.random = deps.random ?? Math.random;
+    this.agent = new Agent({
+      connect: { lookup: deps.guard.lookup, timeout: Math.min(deps.options.timeoutMs, 10_000) },
+      connections: deps.options.concurrencyPerWebhook,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  async start(): Promise<void> {
+    const { options, store } = this.deps;
+    if (options.stableInstanceId) await store.releaseEarlierRuns(`${options.stableInstanceId}/`, this.owner);
+    this.running = true;
+    const every = (ms: number, task: () => Promise<unknown>) => {
+      const timer = setInterval(() => void task().catch((err) => this.deps.log.warn({ err }, 'event delivery task failed')), ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(options.pollIntervalMs, () => this.pump());
+    every(options.refreshIntervalMs, () => this.deps.directory.refresh());
+    every(PRUNE_INTERVAL_MS, () => this.prune());
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (and once more shortly after, for a transaction still committing). */
+  wake(): void {
+    if (!this.running) return;
+    setImmediate(() => void this.pump());
+    if (!this.followUp) {
+      this.followUp = setTimeout(() => {
+        this.followUp = null;
+        void this.pump();
+      }, WAKE_FOLLOW_UP_MS);
+      this.followUp.unref();
+    }
+  }
+
+  /** Claims and starts as many due deliveries as there are free slots. Concurrent calls coalesce. */
+  pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping;
+    }
+    this.pumping = this.claimLoop()
+      .catch((err) => this.deps.log.warn({ err }, 'claiming event deliveries failed'))
+      .finally(() => {
+        this.pumping = null;
+      });
+    return this.pumping;
+  }
+
+  private async claimLoop(): Promise<void> {
+    const { options, store, clock } = this.deps;
+    do {
+      this.pumpAgain = false;
+      const free = options.maxInFlight - this.inFlight.size;
+      if (!this.running || free <= 0) return;
+      const busy = [...this.perWebhook].filter(([, n]) => n >= options.concurrencyPerWebhook).map(([id]) => id);
+      const nowMs = clock.nowMs();
+      const limit = Math.min(free, CLAIM_BATCH);
+      const claimed = await store.claim(this.owner, nowMs, nowMs + options.timeoutMs + options.leaseMarginMs, limit, busy);
+      if (claimed.length === 0) return;
+      await this.begin(claimed);
+      if (claimed.length === limit) this.pumpAgain = true;
+    } while (this.pumpAgain);
+  }
+
+  private async begin(claimed: ClaimedDelivery[]): Promise<void> {
+    const { store, directory, options } = this.deps;
+    const payloads = await store.payloads([...new Set(claimed.map((c) => c.event_id))]);
+    if (claimed.some((c) => !directory.get(c.webhook_id))) await directory.refresh();
+    const excess: string[] = [];
+    const orphans: string[] = [];
+    for (const delivery of claimed) {
+      const webhook = directory.get(delivery.webhook_id);
+      const payload = payloads.get(delivery.event_id);
+      if (payload === undefined) {
+        orphans.push(delivery.id);
+        continue;
+      }
+      const active = this.perWebhook.get(delivery.webhook_id) ?? 0;
+      // A webhook another instance created a moment ago may not be known here yet: try again on the next pass.
+      if (!webhook || !this.running || active >= options.concurrencyPerWebhook || this.inFlight.size >= options.maxInFlight) {
+        excess.push(delivery.id);
+        continue;
+      }
+      this.perWebhook.set(webhook.id, active + 1);
+      const controller = new AbortController();
+      const entry: InFlight = { webhookId: webhook.id, controller, done: Promise.resolve() };
+      this.inFlight.set(delivery.id, entry);
+      entry.done = this.attempt(delivery, webhook, payload, controller)
+        .catch((err) => this.deps.log.error({ err, delivery: delivery.id }, 'event delivery attempt failed unexpectedly'))
+        .finally(() => {
+          this.inFlight.delete(delivery.id);
+          const left = (this.perWebhook.get(webhook.id) ?? 1) - 1;
+          if (left > 0) this.perWebhook.set(webhook.id, left);
+          else this.perWebhook.delete(webhook.id);
+          this.scheduleFlush();
+          if (this.running) setImmediate(() => void this.pump());
+        });
+    }
+    await store.release(this.owner, excess);
+    await store.deleteDeliveries(this.owner, orphans);
+  }
+
+  private async attempt(delivery: ClaimedDelivery, webhook: StoredWebhook, payloadText: string, controller: AbortController): Promise<void> {
+    const { clock, options } = this.deps;
+    const event = JSON.parse(payloadText) as EventPayload;
+    const kind = receiverKindOf(webhook.url);
+    const body = kind === 'generic' ? payloadText : deliveryBody(kind, event, this.deps.message);
+    const timestamp = clock.now();
+    const secrets = [webhook.secret];
+    if (webhook.previous_secret && (webhook.previous_secret_expires_at ?? 0) > timestamp) secrets.push(webhook.previous_secret);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': `Parley-Webhooks/${this.deps.message.version}`,
+      ...signedHeaders(secrets, event.id, timestamp, body),
+    };
+
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, options.timeoutMs);
+    const started = performance.now();
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    let retryAfter: string | null = null;
+    this.stats.attempts += 1;
+    try {
+      this.deps.guard.checkSyntax(webhook.url);
+      const response = await request(webhook.url, { method: 'POST', headers, body, dispatcher: this.agent, signal: controller.signal });
+      statusCode = response.statusCode;
+      if (statusCode >= 200 && statusCode < 300) await response.body.dump();
+      else {
+        const header = response.headers['retry-after'];
+        retryAfter = Array.isArray(header) ? header[0] : (header ?? null);
+        const snippet = await readSnippet(response.body, ERROR_SNIPPET);
+        error = `HTTP ${statusCode}${snippet ? `: ${snippet}` : ''}`;
+      }
+    } catch (err) {
+      if (controller.signal.reason instanceof ShutdownAbort) {
+        this.released.push(delivery.id);
+        return;
+      }
+      error = timedOut ? `timed out after ${options.timeoutMs / 1000} s` : describeError(err);
+    } finally {
+      clearTimeout(timer);
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    await this.settle(delivery, webhook, { statusCode, error, retryAfter, latencyMs });
+  }
+
+  /** Records the outcome; a failure schedules the next attempt, and may switch the webhook off. */
+  private async settle(
+    delivery: ClaimedDelivery,
+    webhook: StoredWebhook,
+    outcome: { statusCode: number | null; error: string | null; retryAfter: string | null; latencyMs: number },
+  ): Promise<void> {
+    const { clock, store, options, directory } = this.deps;
+    const now = clock.now();
+    const attempts = delivery.attempts + 1;
+    const base = { id: delivery.id, attempts, attemptedAt: now, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs };
+    const succeeded = outcome.error === null;
+    if (succeeded) {
+      this.stats.succeeded += 1;
+      this.results.push({ ...base, status: 'succeeded', nextAttemptMs: null, error: null });
+      if (webhook.failing_since !== null) {
+        await store.clearFailing(webhook.id);
+        directory.put({ ...webhook, failing_since: null });
+      }
+      return;
+    }
+
+    this.stats.failed += 1;
+    const gone = outcome.statusCode === 410;
+    let delay = gone ? null : retryDelayMs(attempts, this.random);
+    const asked = retryAfterMs(outcome.retryAfter, clock.nowMs());
+    if (delay !== null && asked !== null) delay = Math.max(delay, asked);
+    this.results.push({
+      ...base,
+      status: delay === null ? 'failed' : 'pending',
+      nextAttemptMs: delay === null ? null : clock.nowMs() + delay,
+      error: outcome.error,
+    });
+
+    if (gone) {
+      await this.deps.disable(webhook.id, 'gone', { status: 410 });
+      return;
+    }
+    const failingSince = await store.markFailing(webhook.id, now);
+    if (failingSince !== null) {
+      directory.put({ ...webhook, failing_since: failingSince });
+      if ((now - failingSince) * 1000 >= options.disableAfterMs) {
+        await this.deps.disable(webhook.id, 'failing', { failing_since: failingSince, last_error: outcome.error });
+      }
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.flush())
+      .catch((err) => this.deps.log.error({ err }, 'recording event delivery attempts failed'))
+      .finally(() => {
+        this.flushing = null;
+        if (this.results.length > 0 || this.released.length > 0) this.scheduleFlush();
+      });
+  }
+
+  /** Writes buffered outcomes in one transaction (batched, for throughput). */
+  private async flush(): Promise<void> {
+    const results = this.results;
+    const released = this.released;
+    this.results = [];
+    this.released = [];
+    await this.deps.store.recordAttempts(this.owner, results);
+    await this.deps.store.release(this.owner, released);
+  }
+
+  /** Deletes finished delivery records older than the retention. */
+  async prune(): Promise<number> {
+    const before = this.deps.clock.now() - Math.floor(this.deps.options.retentionMs / 1000);
+    return this.deps.store.prune(before);
+  }
+
+  /** Number of attempts in flight (for tests and operators). */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Stops claiming, gives attempts in flight a grace period, then abandons the
+   * rest (their claims are released, so they are attempted again at once by
+   * another instance or the next start) and records every outcome.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    if (this.followUp) clearTimeout(this.followUp);
+    this.followUp = null;
+    await this.pumping;
+    const pending = () => Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
+    let graceTimer: NodeJS.Timeout | undefined;
+    await Promise.race([pending(), new Promise((resolve) => (graceTimer = setTimeout(resolve, this.deps.options.shutdownGraceMs)))]);
+    clearTimeout(graceTimer);
+    for (const flight of this.inFlight.values()) flight.controller.abort(new ShutdownAbort('shutting down'));
+    await pending();
+    await this.flushing;
+    await this.flush().catch((err) => this.deps.log.error({ err }, 'recording event delivery attempts failed'));
+    await this.agent.close().catch(() => undefined);
+  }
+}
+
+async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string> {
+  let text = '';
+  for await (const chunk of body) {
+    text += chunk.toString('utf8');
+    if (text.length >= max) {
+      body.destroy();
+      break;
+    }
+  }
+  return text.slice(0, max).trim();
+}
+
+function describeError(error: unknown): string {
+  const e = error as { message?: string; code?: string; cause?: { message?: string; code?: string } };
+  const cause = e.cause?.message && e.cause.message !== e.message ? ` (${e.cause.message})` : '';
+  return `${e.message ?? String(error)}${cause}`.slice(0, ERROR_SNIPPET);
+}
