@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { Core } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { ProviderCatalog, type ProviderModels } from './catalog.js';
@@ -155,7 +155,7 @@ export class UpstreamService {
       const error = typeof body === 'object' && body !== null && 'error' in body ? (body as { error: unknown }).error : null;
       throw new HttpError(response.status, error ?? UPSTREAM_ERROR.SERVER_CONNECTION_ERROR);
     }
-    if (options.stream) return streamOf(response);
+    if (options.stream) return this.streamOf(response, options.context);
     return { kind: 'json', status: response.status, body: await this.read(response, options.context) };
   }
 
@@ -166,13 +166,30 @@ export class UpstreamService {
    */
   async openai(connection: Connection, path: string, options: ExchangeOptions & { url?: string }): Promise<Answer> {
     const response = await this.send(connection, path, options);
-    if (response.status < 400 && response.contentType.includes('text/event-stream')) return streamOf(response);
+    if (response.status < 400 && response.contentType.includes('text/event-stream')) return this.streamOf(response, options.context);
     const body = await this.read(response, options.context);
     if (response.status >= 400) {
       await this.failed('openai-compatible', connection.url, response.status, body, options, connection.key);
       return { kind: 'json', status: response.status, body: errorBody(body) };
     }
     return { kind: 'json', status: response.status, body };
+  }
+
+  /**
+   * A provider's body as the answer's stream. A failure while reading (idle
+   * limit, provider gone) becomes the same 502/504 as a failure to connect: an
+   * error answer if nothing was sent yet, otherwise a cut connection. When the
+   * stream is dropped (the client left), the provider's request is cancelled.
+   */
+  private streamOf(response: UpstreamResponse, context: CallContext): Answer {
+    const out = new PassThrough();
+    const body = response.body;
+    body.once('error', (error) => out.destroy(this.httpErrorOf(this.client.failure(error, { url: response.url, signal: context.signal }))));
+    out.once('close', () => {
+      if (!body.destroyed) body.destroy();
+    });
+    body.pipe(out);
+    return { kind: 'stream', status: response.status, headers: response.headers, contentType: response.contentType, body: out };
   }
 
   async failed(provider: 'ollama' | 'openai-compatible', baseUrl: string, status: number, body: unknown, options: ExchangeOptions, apiKey: string | null) {
@@ -192,9 +209,6 @@ export class UpstreamService {
   }
 }
 
-function streamOf(response: UpstreamResponse): Answer {
-  return { kind: 'stream', status: response.status, headers: response.headers, contentType: response.contentType, body: response.body };
-}
 
 /** A provider's error answer with a `detail` message added (the provider's own fields are kept for SDKs). */
 export function errorBody(body: unknown): Record<string, unknown> {
