@@ -151,6 +151,88 @@ export interface ModelTable {
   created_at: number;
 }
 
+export interface ChatTable {
+  id: string;
+  user_id: string;
+  title: string;
+  folder_id: string | null;
+  share_id: string | null;
+  archived: Flag;
+  pinned: Flag;
+  internal: Flag;
+  current_message_id: string | null;
+  last_read_at: number | null;
+  created_at: number;
+  updated_at: number;
+  meta: string;
+  variables: JsonText;
+  tasks: JsonText;
+  summary: string | null;
+  chat: string;
+}
+
+export interface ChatMessageTable {
+  chat_id: string;
+  id: string;
+  user_id: string;
+  role: string;
+  parent_id: string | null;
+  content: string | null;
+  model_id: string | null;
+  done: Flag;
+  usage: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TagTable {
+  id: string;
+  user_id: string;
+  name: string;
+  meta: JsonText;
+}
+
+export interface ChatTagTable {
+  chat_id: string;
+  tag_id: string;
+  user_id: string;
+}
+
+export interface SharedChatTable {
+  id: string;
+  chat_id: string;
+  user_id: string;
+  title: string;
+  created_at: number;
+  updated_at: number;
+  chat: string;
+}
+
+export interface FolderTable {
+  id: string;
+  parent_id: string | null;
+  user_id: string;
+  name: string;
+  items: JsonText;
+  meta: JsonText;
+  data: JsonText;
+  is_expanded: Flag;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ToolTable {
+  id: string;
+  user_id: string;
+  name: string;
+  content: string;
+  specs: string;
+  meta: string;
+  valves: JsonText;
+  updated_at: number;
+  created_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -164,6 +246,13 @@ export interface Database {
   event_outbox: EventOutboxTable;
   event_delivery: EventDeliveryTable;
   model: ModelTable;
+  chat: ChatTable;
+  chat_message: ChatMessageTable;
+  tag: TagTable;
+  chat_tag: ChatTagTable;
+  shared_chat: SharedChatTable;
+  folder: FolderTable;
+  tool: ToolTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -175,3 +264,7 @@ export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type EventWebhookRow = Selectable<EventWebhookTable>;
 export type EventDeliveryRow = Selectable<EventDeliveryTable>;
 export type ModelRow = Selectable<ModelTable>;
+export type ChatRow = Selectable<ChatTable>;
+export type ChatMessageRow = Selectable<ChatMessageTable>;
+export type FolderRow = Selectable<FolderTable>;
+export type ToolRow = Selectable<ToolTable>;

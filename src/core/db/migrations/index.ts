@@ -2,12 +2,16 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as events from './0002_events.js';
 import * as models from './0003_models.js';
+import * as chats from './0004_chats.js';
+import * as tools from './0005_tools.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_events': events,
   '0003_models': models,
+  '0004_chats': chats,
+  '0005_tools': tools,
 };
 
 export const migrationProvider: MigrationProvider = {
