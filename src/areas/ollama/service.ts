@@ -249,7 +249,9 @@ export class OllamaService {
     const requested = String(body.model);
     const connection = await this.route(user, requested, urlIdx, context);
     await this.models.requireUse(user, await this.models.byId(requested));
-    const payload = { ...withoutNulls(body), model: stripPrefix(requested, connection.config.prefix_id) };
+    // The legacy form takes no extra fields (GenerateEmbeddingsForm); /api/embed passes them on.
+    const fields = path === '/api/embeddings' ? Object.fromEntries(['prompt', 'options', 'keep_alive'].map((k) => [k, body[k]])) : body;
+    const payload = { ...withoutNulls(fields), model: stripPrefix(requested, connection.config.prefix_id) };
     return this.upstream.ollama(connection, path, { json: payload, context, requestedModel: requested });
   }
 

@@ -1,0 +1,102 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Account, addUser, signup } from '../../helpers/users.js';
+import { type ModelWorld, startModelWorld } from '../models/setup.js';
+
+/** The official `openai` client, used as a user would, against Parley's three OpenAI-style mounts. */
+let world: ModelWorld;
+let admin: Account;
+let alice: Account;
+
+const client = (path: string, account: Account = admin) => new OpenAI({ apiKey: account.token, baseURL: `${world.server.url}${path}`, maxRetries: 0 });
+
+beforeAll(async () => {
+  world = await startModelWorld();
+  admin = await signup(world.server.api, 'SDK Admin');
+  alice = await addUser(world.server.api, admin, 'user', 'SDK Alice');
+});
+
+afterAll(async () => {
+  await world?.close();
+});
+
+describe('openai against /openai', () => {
+  it('lists models and completes, whole and streamed', async () => {
+    const openai = client('/openai');
+    const models = await openai.models.list();
+    expect(models.data.map((m) => m.id)).toContain('gpt-fake');
+    const completion = await openai.chat.completions.create({ model: 'gpt-fake', messages: [{ role: 'user', content: 'ping' }] });
+    expect(completion.choices[0].message.content).toBe('You said: ping');
+    const stream = await openai.chat.completions.create({ model: 'gpt-fake', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'ping pong' }] });
+    let text = '';
+    let usage: unknown = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe('You said: ping pong');
+    expect(usage).toMatchObject({ prompt_tokens: 5 });
+  });
+
+  it('raises the SDK\'s errors with the status and message', async () => {
+    const openai = client('/openai');
+    await expect(openai.chat.completions.create({ model: 'missing-model', messages: [] })).rejects.toMatchObject({ status: 404 });
+    await expect(openai.chat.completions.create({ model: 'gpt-fake-error', messages: [] })).rejects.toMatchObject({ status: 500, message: expect.stringContaining('The provider broke') });
+    await expect(client('/openai', alice).chat.completions.create({ model: 'gpt-fake', messages: [] })).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('stops the provider\'s stream when the SDK aborts', async () => {
+    const before = world.openai.cancelled;
+    const controller = new AbortController();
+    const stream = await client('/openai').chat.completions.create({ model: 'gpt-fake-endless', stream: true, messages: [{ role: 'user', content: 'x' }] }, { signal: controller.signal });
+    let seen = 0;
+    for await (const _chunk of stream) {
+      if (++seen === 3) controller.abort();
+    }
+    expect(seen).toBeGreaterThanOrEqual(3);
+    await world.openai.waitForCancelled(before + 1);
+  });
+
+  it('uses the Responses API', async () => {
+    const response = await client('/openai').responses.create({ model: 'gpt-fake', input: 'hello' });
+    expect(response.output_text).toBe('Responded to: hello');
+  });
+});
+
+describe('openai against /ollama/v1', () => {
+  it('lists, completes, streams and embeds on Ollama models', async () => {
+    const openai = client('/ollama/v1');
+    expect((await openai.models.list()).data.map((m) => m.id)).toContain('llama-fake:latest');
+    const completion = await openai.chat.completions.create({ model: 'llama-fake:latest', messages: [{ role: 'user', content: 'hi' }] });
+    expect(completion.choices[0].message.content).toBe('You said: hi');
+    let text = '';
+    for await (const chunk of await openai.chat.completions.create({ model: 'llama-fake:latest', stream: true, messages: [{ role: 'user', content: 'hi you' }] })) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+    }
+    expect(text).toBe('You said: hi you');
+    const embeddings = await openai.embeddings.create({ model: 'llama-fake:latest', input: ['a', 'b'], encoding_format: 'float' });
+    expect(embeddings.data).toHaveLength(2);
+    const legacy = await openai.completions.create({ model: 'llama-fake:latest', prompt: 'tell' });
+    expect(legacy.choices[0].text).toBe('Completed: tell');
+  });
+});
+
+describe('openai against /api', () => {
+  it('lists the merged models and embeds with any provider\'s model', async () => {
+    for (const path of ['/api', '/api/v1']) {
+      const openai = client(path);
+      const ids = (await openai.models.list()).data.map((m) => m.id);
+      expect(ids).toEqual(expect.arrayContaining(['gpt-fake', 'llama-fake:latest']));
+      const fromOpenAI = await openai.embeddings.create({ model: 'gpt-fake', input: 'one', encoding_format: 'float' });
+      expect(fromOpenAI.data[0].embedding).toEqual([0.1, 0.2, 0]);
+      const fromOllama = await openai.embeddings.create({ model: 'llama-fake:latest', input: ['one', 'two'], encoding_format: 'float' });
+      expect(fromOllama.data.map((d) => [d.index, d.embedding])).toEqual([
+        [0, [0.5, 0]],
+        [1, [0.5, 1]],
+      ]);
+    }
+    expect((await client('/api', alice).models.list()).data).toEqual([]);
+    await expect(client('/api', alice).embeddings.create({ model: 'gpt-fake', input: 'x' })).rejects.toMatchObject({ status: 403 });
+    await expect(client('/api').embeddings.create({ model: 'nothing', input: 'x' })).rejects.toMatchObject({ status: 404 });
+  });
+});
