@@ -58,6 +58,8 @@ export class WebhookDispatcher {
 
   private readonly agent: Agent;
   private readonly inFlight = new Map<string, InFlight>();
+  /** Deliveries started here whose outcome is not written yet: never claimed again meanwhile, even if the lease ran out. */
+  private readonly unsettled = new Set<string>();
   private readonly perWebhook = new Map<string, number>();
   private results: AttemptResult[] = [];
   private released: string[] = [];
@@ -130,7 +132,10 @@ export class WebhookDispatcher {
       const busy = [...this.perWebhook].filter(([, n]) => n >= options.concurrencyPerWebhook).map(([id]) => id);
       const nowMs = clock.nowMs();
       const limit = Math.min(free, CLAIM_BATCH);
-      const claimed = await store.claim(this.owner, nowMs, nowMs + options.timeoutMs + options.leaseMarginMs, limit, busy);
+      const claimed = await store.claim(this.owner, nowMs, nowMs + options.timeoutMs + options.leaseMarginMs, limit, {
+        webhookIds: busy,
+        deliveryIds: [...this.unsettled],
+      });
       if (claimed.length === 0) return;
       await this.begin(claimed);
       if (claimed.length === limit) this.pumpAgain = true;
@@ -157,11 +162,15 @@ export class WebhookDispatcher {
         continue;
       }
       this.perWebhook.set(webhook.id, active + 1);
+      this.unsettled.add(delivery.id);
       const controller = new AbortController();
       const entry: InFlight = { webhookId: webhook.id, controller, done: Promise.resolve() };
       this.inFlight.set(delivery.id, entry);
       entry.done = this.attempt(delivery, webhook, payload, controller)
-        .catch((err) => this.deps.log.error({ err, delivery: delivery.id }, 'event delivery attempt failed unexpectedly'))
+        .catch((err) => {
+          this.deps.log.error({ err, delivery: delivery.id }, 'event delivery attempt failed unexpectedly');
+          this.released.push(delivery.id);
+        })
         .finally(() => {
           this.inFlight.delete(delivery.id);
           const left = (this.perWebhook.get(webhook.id) ?? 1) - 1;
@@ -223,7 +232,11 @@ export class WebhookDispatcher {
     await this.settle(delivery, webhook, { statusCode, error, retryAfter, latencyMs });
   }
 
-  /** Records the outcome; a failure schedules the next attempt, and may switch the webhook off. */
+  /**
+   * Records the outcome; a failure schedules the next attempt, and may switch the
+   * webhook off. The webhook's failure streak is written before the attempt is, so
+   * whoever sees the attempt recorded also sees its effect on the webhook.
+   */
   private async settle(
     delivery: ClaimedDelivery,
     webhook: StoredWebhook,
@@ -233,14 +246,17 @@ export class WebhookDispatcher {
     const now = clock.now();
     const attempts = delivery.attempts + 1;
     const base = { id: delivery.id, attempts, attemptedAt: now, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs };
-    const succeeded = outcome.error === null;
-    if (succeeded) {
+    const streak = (failingSince: number | null) => {
+      const current = directory.get(webhook.id);
+      if (current) directory.put({ ...current, failing_since: failingSince });
+    };
+    if (outcome.error === null) {
       this.stats.succeeded += 1;
-      this.results.push({ ...base, status: 'succeeded', nextAttemptMs: null, error: null });
       if (webhook.failing_since !== null) {
         await store.clearFailing(webhook.id);
-        directory.put({ ...webhook, failing_since: null });
+        streak(null);
       }
+      this.results.push({ ...base, status: 'succeeded', nextAttemptMs: null, error: null });
       return;
     }
 
@@ -249,24 +265,20 @@ export class WebhookDispatcher {
     let delay = gone ? null : retryDelayMs(attempts, this.random);
     const asked = retryAfterMs(outcome.retryAfter, clock.nowMs());
     if (delay !== null && asked !== null) delay = Math.max(delay, asked);
+    if (gone) await this.deps.disable(webhook.id, 'gone', { status: 410 });
+    else {
+      const failingSince = await store.markFailing(webhook.id, now);
+      streak(failingSince);
+      if (failingSince !== null && (now - failingSince) * 1000 >= options.disableAfterMs) {
+        await this.deps.disable(webhook.id, 'failing', { failing_since: failingSince, last_error: outcome.error });
+      }
+    }
     this.results.push({
       ...base,
       status: delay === null ? 'failed' : 'pending',
       nextAttemptMs: delay === null ? null : clock.nowMs() + delay,
       error: outcome.error,
     });
-
-    if (gone) {
-      await this.deps.disable(webhook.id, 'gone', { status: 410 });
-      return;
-    }
-    const failingSince = await store.markFailing(webhook.id, now);
-    if (failingSince !== null) {
-      directory.put({ ...webhook, failing_since: failingSince });
-      if ((now - failingSince) * 1000 >= options.disableAfterMs) {
-        await this.deps.disable(webhook.id, 'failing', { failing_since: failingSince, last_error: outcome.error });
-      }
-    }
   }
 
   private scheduleFlush(): void {
@@ -286,8 +298,14 @@ export class WebhookDispatcher {
     const released = this.released;
     this.results = [];
     this.released = [];
-    await this.deps.store.recordAttempts(this.owner, results);
-    await this.deps.store.release(this.owner, released);
+    try {
+      await this.deps.store.recordAttempts(this.owner, results);
+      await this.deps.store.release(this.owner, released);
+    } finally {
+      // Written, or lost with the claim still held: either way the lease decides from here.
+      for (const r of results) this.unsettled.delete(r.id);
+      for (const id of released) this.unsettled.delete(id);
+    }
   }
 
   /** Deletes finished delivery records older than the retention. */
@@ -296,9 +314,9 @@ export class WebhookDispatcher {
     return this.deps.store.prune(before);
   }
 
-  /** Number of attempts in flight (for tests and operators). */
-  get active(): number {
-    return this.inFlight.size;
+  /** Deliveries started here whose outcome is not recorded yet (in flight, or written shortly). */
+  get unsettledCount(): number {
+    return this.unsettled.size;
   }
 
   /**

@@ -226,10 +226,18 @@ export class EventsStore {
 
   /**
    * Claims up to `limit` due deliveries of enabled webhooks for `owner` until
-   * `leaseUntilMs`. PostgreSQL skips rows another instance is claiming right now
-   * (FOR UPDATE SKIP LOCKED); SQLite has a single writer, so the UPDATE alone is atomic.
+   * `leaseUntilMs`, skipping webhooks at their concurrency limit and deliveries the
+   * caller still has under way. PostgreSQL skips rows another instance is claiming
+   * right now (FOR UPDATE SKIP LOCKED); SQLite has a single writer, so the UPDATE
+   * alone is atomic.
    */
-  async claim(owner: string, nowMs: number, leaseUntilMs: number, limit: number, busyWebhookIds: string[]): Promise<ClaimedDelivery[]> {
+  async claim(
+    owner: string,
+    nowMs: number,
+    leaseUntilMs: number,
+    limit: number,
+    skip: { webhookIds: string[]; deliveryIds: string[] },
+  ): Promise<ClaimedDelivery[]> {
     const due = this.db
       .selectFrom('event_delivery as d')
       .innerJoin('event_webhook as w', 'w.id', 'd.webhook_id')
@@ -238,7 +246,8 @@ export class EventsStore {
       .where('d.next_attempt_ms', '<=', nowMs)
       .where((eb) => eb.or([eb('d.lease_expires_ms', 'is', null), eb('d.lease_expires_ms', '<=', nowMs)]))
       .where('w.enabled', '=', true)
-      .$if(busyWebhookIds.length > 0, (qb) => qb.where('d.webhook_id', 'not in', busyWebhookIds))
+      .$if(skip.webhookIds.length > 0, (qb) => qb.where('d.webhook_id', 'not in', skip.webhookIds))
+      .$if(skip.deliveryIds.length > 0, (qb) => qb.where('d.id', 'not in', skip.deliveryIds))
       .orderBy('d.next_attempt_ms')
       .limit(limit)
       .$if(this.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked());
