@@ -30,6 +30,9 @@ import { OllamaService } from './areas/ollama/service.js';
 import { openaiRoutes } from './areas/openai/routes.js';
 import { OpenAIService } from './areas/openai/service.js';
 import { UpstreamService } from './core/upstream/service.js';
+import { PythonHost } from './core/python/host.js';
+import { toolsRoutes } from './areas/tools/routes.js';
+import { ToolsService } from './areas/tools/service.js';
 
 /** Every area's service, built once here and handed to the route modules. */
 export interface Services {
@@ -43,6 +46,8 @@ export interface Services {
   openai: OpenAIService;
   ollama: OllamaService;
   completions: CompletionsService;
+  python: PythonHost;
+  tools: ToolsService;
 }
 
 export interface AreaContext extends RouteContext {
@@ -67,6 +72,19 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const env = options.env ?? readEnv();
   const clock = options.clock ?? systemClock;
   const logger = pino({ level: options.logLevel ?? env.logLevel });
+  // Tool code runs in Python worker processes, started on first use (docs/plugin-host.md).
+  const python = new PythonHost({
+    dataDir: env.dataDir,
+    python: env.python,
+    poolSize: env.pluginPoolSize,
+    callTimeoutMs: env.pluginCallTimeoutSeconds * 1000,
+    memoryLimitMb: env.pluginMemoryLimitMb,
+    enabled: env.enablePlugins,
+    pipInstall: env.enablePipInstallFrontmatterRequirements && !env.offlineMode,
+    pipOptions: env.pipOptions,
+    pipIndexOptions: env.pipPackageIndexOptions,
+    log: logger,
+  });
   const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
   await migrate(database.db);
 
@@ -92,7 +110,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const openai = new OpenAIService(core, upstream, models, access);
   const ollama = new OllamaService(core, upstream, models);
   const completions = new CompletionsService(upstream, models, openai, ollama);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions };
+  const tools = new ToolsService(core, access, users, python);
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -127,6 +146,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await app.register(async (api) => modelAppRoutes(api as App, context));
   await app.register(async (api) => openaiRoutes(api as App, context), { prefix: '/openai' });
   await app.register(async (api) => ollamaRoutes(api as App, context), { prefix: '/ollama' });
+  await app.register(async (api) => toolsRoutes(api as App, context), { prefix: '/api/v1/tools' });
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
 
   return {
@@ -137,6 +157,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await app.close();
       await upstream.close();
       await events.stop();
+      await tools.close();
+      await python.close();
       await database.close();
     },
   };
