@@ -138,7 +138,7 @@ describe('serving a built frontend', () => {
   });
 
   it('keeps unknown API paths a JSON 404, whatever the method', async () => {
-    for (const apiPath of ['/api/v1/no-such-thing', '/api/nothing', '/ollama/api/nothing', '/openai/nothing', '/oauth/nothing/login']) {
+    for (const apiPath of ['/api/v1/no-such-thing', '/api/nothing', '/ollama/api/nothing', '/openai', '/oauth/nothing/login']) {
       const res = await server.api.get(apiPath);
       expect(res.status, apiPath).toBe(404);
       expect(res.body, apiPath).toEqual({ detail: 'Not Found' });
