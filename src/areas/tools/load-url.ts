@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { UrlGuard, UrlRefusedError } from '../../core/events/url-guard.js';
 import { ERROR, HttpError, badRequest } from '../../core/http/errors.js';
 import type { ToolsOptions } from './options.js';
@@ -75,7 +75,10 @@ export class ToolSourceFetcher {
   }
 
   private async fetchText(start: string): Promise<string> {
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    // One deadline for every hop and the body; cleared once done, so it never fires at a finished request.
+    const controller = new AbortController();
+    const deadline = setTimeout(() => controller.abort(), this.options.timeoutMs);
+    const signal = controller.signal;
     let url = start;
     try {
       for (let hop = 0; ; hop++) {
@@ -102,23 +105,23 @@ export class ToolSourceFetcher {
       if (error instanceof UrlRefusedError || (error as NodeJS.ErrnoException).code === 'EADDRREFUSED') throw badRequest(ERROR.INVALID_URL);
       if (signal.aborted) throw badRequest(`[ERROR: Error fetching tool: no answer within ${this.options.timeoutMs / 1000} s]`);
       throw badRequest(`[ERROR: Error fetching tool: ${describe(error)}]`);
+    } finally {
+      clearTimeout(deadline);
     }
   }
 
-  private async readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, length: string | string[] | undefined): Promise<string> {
+  private async readLimited(body: Dispatcher.ResponseData['body'], length: string | string[] | undefined): Promise<string> {
     const tooLarge = () => badRequest(`The tool source is larger than the limit of ${this.options.maxBytes} bytes`);
     if (typeof length === 'string' && Number(length) > this.options.maxBytes) {
-      body.destroy();
+      body.on('error', () => undefined).destroy();
       throw tooLarge();
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of body) {
+    // Leaving the loop early (throw) closes the body.
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > this.options.maxBytes) {
-        body.destroy();
-        throw tooLarge();
-      }
+      if (size > this.options.maxBytes) throw tooLarge();
       chunks.push(chunk);
     }
     return new TextDecoder('utf-8').decode(Buffer.concat(chunks));
