@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Prepares the Python the plugin host runs tool code with: a virtual environment
-# in .venv-plugin-host (git-ignored) holding pydantic 2, which tools declare their
-# Valves with, and requests, which the web UI's new-tool boilerplate imports.
-# Idempotent and quick when everything is already there. Debian's python3-pydantic
+# Prepares the standard tool environment the plugin host runs tool code in: a
+# virtual environment in .venv-plugin-host (git-ignored) holding the packages
+# listed in plugin-host/requirements.txt (pydantic 2, which tools declare their
+# Valves with, and the libraries community tools import most). See
+# docs/plugin-compat.md. Idempotent: quick when the environment already matches
+# the list (a stamp of the list is kept in the venv). Debian's python3-pydantic
 # is 1.x, too old; this uses pip from the venv instead.
+#
+# pip installs from wherever pip is configured to (`pip config list`, PIP_*
+# variables): PyPI, or a local mirror. A machine whose pip has only extra
+# (mirror) indexes would still try the default index first and stall when it is
+# unreachable, so the first configured extra index becomes the index then.
 #
 # Environment: PYTHON_BOOTSTRAP (the interpreter to make the venv from, default
 # python3), PLUGIN_HOST_VENV (default .venv-plugin-host).
@@ -12,17 +19,15 @@ cd "$(dirname "$0")/.."
 
 bootstrap=${PYTHON_BOOTSTRAP:-python3}
 venv=${PLUGIN_HOST_VENV:-.venv-plugin-host}
-packages=("pydantic>=2.13.4,<2.14" "requests")
+requirements=plugin-host/requirements.txt
+stamp="$venv/.parley-requirements"
+wanted=$(sha256sum "$requirements" | cut -d' ' -f1)
 
-ready() {
-  "$venv/bin/python" - <<'PY' 2>/dev/null
-import sys
-import pydantic, requests
-sys.exit(0 if pydantic.VERSION.startswith("2.") else 1)
-PY
+pydantic_ready() {
+  "$venv/bin/python" -c 'import sys, pydantic; sys.exit(0 if pydantic.VERSION.startswith("2.") else 1)' 2>/dev/null
 }
 
-if [ -x "$venv/bin/python" ] && ready; then
+if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ] && pydantic_ready; then
   echo "plugin host Python ready: $venv/bin/python"
   exit 0
 fi
@@ -39,9 +44,6 @@ if [ ! -x "$venv/bin/python" ]; then
   fi
 fi
 
-# A machine whose pip is configured with only extra (local mirror) indexes would
-# still try the default index first and stall when it is unreachable: use the
-# first configured extra index as the index then.
 if [ -z "${PIP_INDEX_URL:-}" ]; then
   config=$("$venv/bin/python" -m pip config list 2>/dev/null || true)
   if ! grep -q 'index-url=' <<<"$(grep -v 'extra-index-url' <<<"$config")"; then
@@ -50,9 +52,11 @@ if [ -z "${PIP_INDEX_URL:-}" ]; then
   fi
 fi
 
-"$venv/bin/python" -m pip install --disable-pip-version-check --quiet "${packages[@]}"
-if ! ready; then
+rm -f "$stamp"
+"$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r "$requirements"
+if ! pydantic_ready; then
   echo "setup-python: pydantic 2 is still not importable by $venv/bin/python" >&2
   exit 1
 fi
+echo "$wanted" >"$stamp"
 echo "plugin host Python ready: $venv/bin/python ($("$venv/bin/python" -c 'import pydantic; print("pydantic", pydantic.VERSION)'))"
