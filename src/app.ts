@@ -33,6 +33,10 @@ import { UpstreamService } from './core/upstream/service.js';
 import { PythonHost } from './core/python/host.js';
 import { toolsRoutes } from './areas/tools/routes.js';
 import { ToolsService } from './areas/tools/service.js';
+import { chatsRoutes } from './areas/chats/routes.js';
+import { ChatsService } from './areas/chats/service.js';
+import { foldersRoutes } from './areas/folders/routes.js';
+import { FoldersService } from './areas/folders/service.js';
 
 /** Every area's service, built once here and handed to the route modules. */
 export interface Services {
@@ -48,6 +52,8 @@ export interface Services {
   completions: CompletionsService;
   python: PythonHost;
   tools: ToolsService;
+  folders: FoldersService;
+  chats: ChatsService;
 }
 
 export interface AreaContext extends RouteContext {
@@ -111,7 +117,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const ollama = new OllamaService(core, upstream, models);
   const completions = new CompletionsService(upstream, models, openai, ollama);
   const tools = new ToolsService(core, access, users, python);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools };
+  const folders = new FoldersService(core, access, users);
+  const chats = new ChatsService(core, access, users, folders, models, completions);
+  folders.connect(chats);
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -147,6 +156,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await app.register(async (api) => openaiRoutes(api as App, context), { prefix: '/openai' });
   await app.register(async (api) => ollamaRoutes(api as App, context), { prefix: '/ollama' });
   await app.register(async (api) => toolsRoutes(api as App, context), { prefix: '/api/v1/tools' });
+  await app.register(async (api) => chatsRoutes(api as App, context), { prefix: '/api/v1/chats' });
+  await app.register(async (api) => foldersRoutes(api as App, context), { prefix: '/api/v1/folders' });
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
 
   return {

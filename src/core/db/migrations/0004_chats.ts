@@ -59,8 +59,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // The sidebar's pages (`GET /chats/?page=N`): newest change first, walked in index order.
   await db.schema.createIndex('chat_user_updated_idx').on('chat').columns(['user_id', 'updated_at', 'id']).execute();
-  await db.schema.createIndex('chat_user_pinned_idx').on('chat').columns(['user_id', 'pinned', 'updated_at']).execute();
-  await db.schema.createIndex('chat_user_archived_idx').on('chat').columns(['user_id', 'archived', 'updated_at']).execute();
+  // Pinned and archived lists; with the id last, any of the three gives the full order without a sort.
+  await db.schema.createIndex('chat_user_pinned_idx').on('chat').columns(['user_id', 'pinned', 'updated_at', 'id']).execute();
+  await db.schema.createIndex('chat_user_archived_idx').on('chat').columns(['user_id', 'archived', 'updated_at', 'id']).execute();
   await db.schema.createIndex('chat_folder_idx').on('chat').columns(['folder_id', 'updated_at']).execute();
 
   await db.schema
