@@ -233,6 +233,18 @@ export interface ToolTable {
   created_at: number;
 }
 
+export interface FileTable {
+  id: string;
+  user_id: string;
+  hash: string | null;
+  filename: string;
+  path: string | null;
+  data: JsonText;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -253,6 +265,7 @@ export interface Database {
   shared_chat: SharedChatTable;
   folder: FolderTable;
   tool: ToolTable;
+  file: FileTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -268,3 +281,4 @@ export type ChatRow = Selectable<ChatTable>;
 export type ChatMessageRow = Selectable<ChatMessageTable>;
 export type FolderRow = Selectable<FolderTable>;
 export type ToolRow = Selectable<ToolTable>;
+export type FileRow = Selectable<FileTable>;

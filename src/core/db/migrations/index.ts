@@ -4,6 +4,7 @@ import * as events from './0002_events.js';
 import * as models from './0003_models.js';
 import * as chats from './0004_chats.js';
 import * as tools from './0005_tools.js';
+import * as files from './0006_files.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_models': models,
   '0004_chats': chats,
   '0005_tools': tools,
+  '0006_files': files,
 };
 
 export const migrationProvider: MigrationProvider = {
