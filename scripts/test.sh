@@ -14,6 +14,7 @@ run_suite() { # name, then env assignments
   env "$@" npx vitest run --reporter=default --reporter=json --outputFile="$results/$name.json" || status=1
 }
 
+bash scripts/ensure-redis.sh || { echo "redis-server could not be installed" >&2; exit 1; }
 bash scripts/setup-python.sh || { echo "Python for the plugin host could not be prepared" >&2; exit 1; }
 
 run_suite sqlite TEST_DIALECT=sqlite
