@@ -34,6 +34,8 @@ export interface FakeUpstream {
   /** Waits until `open` reaches `n` (or times out). */
   waitForOpen(n: number, timeoutMs?: number): Promise<void>;
   waitForCancelled(n: number, timeoutMs?: number): Promise<void>;
+  /** Waits until no stream is being written any more. */
+  waitForIdle(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,13 @@ async function readJson(req: IncomingMessage): Promise<any> {
   } catch {
     return text;
   }
+}
+
+async function readBytes(req: IncomingMessage): Promise<{ size: number; text: string }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const all = Buffer.concat(chunks);
+  return { size: all.length, text: all.toString('utf8') };
 }
 
 function json(res: ServerResponse, status: number, body: unknown) {
@@ -115,6 +124,7 @@ async function start(routes: Record<string, Handler>, models: string[]): Promise
     listFails: false,
     waitForOpen: (n, timeoutMs = 5000) => until(() => fake.open >= n, timeoutMs, `${n} open streams`),
     waitForCancelled: (n, timeoutMs = 5000) => until(() => fake.cancelled >= n, timeoutMs, `${n} cancelled streams`),
+    waitForIdle: (timeoutMs = 5000) => until(() => fake.open === 0, timeoutMs, 'no open streams'),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -123,9 +133,9 @@ async function start(routes: Record<string, Handler>, models: string[]): Promise
   };
   server = createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const body = await readJson(req);
+    const body = path.startsWith('/api/blobs/') ? await readBytes(req) : await readJson(req);
     fake.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
-    const handler = routes[`${req.method} ${path}`];
+    const handler = routes[`${req.method} ${path}`] ?? routes[`${req.method} ${path.slice(0, path.lastIndexOf('/'))}/*`];
     if (!handler) return json(res, 404, { error: `no route ${req.method} ${path}` });
     try {
       await handler(req, res, body, fake);
@@ -287,6 +297,7 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
       'POST /api/pull': progress,
       'POST /api/create': progress,
       'POST /api/push': progress,
+      'POST /api/blobs/*': (_req, res) => res.writeHead(201).end(),
       'POST /api/copy': (_req, res, body, fake) => {
         fake.models.push(body.destination);
         res.writeHead(200).end();

@@ -1,9 +1,12 @@
+import { Readable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AreaContext } from '../../app.js';
 import type { App } from '../../core/http/server.js';
 import { StatusResponse } from '../../core/http/schema.js';
+import { HttpError } from '../../core/http/errors.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
+import { multipartFile } from './files.js';
 import type { OllamaCompatPath } from './service.js';
 import {
   AnthropicMessagesForm,
@@ -22,6 +25,7 @@ import {
   OpenAIEmbeddingsForm,
   PushModelForm,
   ResponsesForm,
+  UrlForm,
   UrlIdxParams,
 } from './schemas.js';
 
@@ -122,5 +126,24 @@ export async function ollamaRoutes(app: App, ctx: AreaContext): Promise<void> {
   }
 
   withIndex('GET', '/v1/models', auth.verified, null, (request, reply, idx) => ollama.openaiModels(request.user!, idx, contextOf(request, reply)));
+
+  withIndex('POST', '/models/download', auth.admin, UrlForm, async (request, reply, idx) => {
+    const events = await ollama.download((request.body as { url: string }).url, idx, contextOf(request, reply));
+    return events ? reply.type('text/event-stream').send(Readable.from(events)) : null;
+  });
+
+  // Uploads are read from the request as they arrive (model files can be large), not parsed up front.
+  await app.register(async (uploads) => {
+    uploads.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
+    for (const url of ['/models/upload', '/models/upload/:url_idx']) {
+      uploads.post(url, { onRequest: auth.admin, schema: { tags, ...(url.endsWith(':url_idx') ? { params: UrlIdxParams } : {}) } }, async (request, reply) => {
+        const file = await multipartFile(request.raw, request.headers['content-type'] ?? '');
+        if (!file) throw new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
+        const idx = (request.params as { url_idx?: number }).url_idx;
+        const events = await ollama.upload(file.filename, file.content, idx, contextOf(request, reply));
+        return reply.type('text/event-stream').send(Readable.from(events));
+      });
+    }
+  });
 
 }

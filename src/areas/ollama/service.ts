@@ -6,7 +6,9 @@ import { readBody } from '../../core/upstream/client.js';
 import { type Connection, stripPrefix } from '../../core/upstream/connections.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
+import type { Readable } from 'node:stream';
 import type { ModelsService } from '../models/service.js';
+import { ModelFiles } from './files.js';
 import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE } from './settings.js';
 
 type Json = Record<string, unknown>;
@@ -47,11 +49,15 @@ function compareVersions(a: number[], b: number[]): number {
  * (routers/ollama.py).
  */
 export class OllamaService {
+  private readonly files: ModelFiles;
+
   constructor(
     private readonly core: Core,
     private readonly upstream: UpstreamService,
     private readonly models: ModelsService,
-  ) {}
+  ) {
+    this.files = new ModelFiles(upstream, core.env.dataDir);
+  }
 
   private enabled(): boolean {
     return this.core.settings.get(OLLAMA_ENABLE) === true;
@@ -321,5 +327,15 @@ export class OllamaService {
     const created = this.core.clock.now();
     const data = models.map((m) => ({ id: String(m.model), object: 'model', created, owned_by: 'openai' }));
     return { data: await this.visibleTo(user, data, (m) => m.id), object: 'list' };
+  }
+
+  /** `POST /ollama/models/download`: progress events, or null when the URL names no file. */
+  download(url: string, urlIdx: number | undefined, context: CallContext): Promise<AsyncGenerator<string> | null> {
+    return this.files.download(this.upstream.connection('ollama', urlIdx ?? 0), url, context);
+  }
+
+  /** `POST /ollama/models/upload`: progress events, then the created model (or the error) as the last event. */
+  upload(filename: string, content: Readable, urlIdx: number | undefined, context: CallContext): Promise<AsyncGenerator<string>> {
+    return this.files.upload(this.upstream.connection('ollama', urlIdx ?? 0), filename, content, context);
   }
 }

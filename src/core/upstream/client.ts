@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, errors, request } from 'undici';
 
 /**
@@ -11,7 +12,7 @@ export interface UpstreamCall {
   url: string;
   method?: string;
   headers?: Record<string, string>;
-  body?: string | Buffer | null;
+  body?: string | Buffer | Readable | null;
   /** Aborted when the caller gives up (e.g. the client disconnected). */
   signal?: AbortSignal;
   /** Deadline for the whole exchange, body included. */
@@ -58,18 +59,34 @@ export class UpstreamClient {
   }
 
   async send(call: UpstreamCall): Promise<UpstreamResponse> {
-    const deadline = AbortSignal.timeout(call.timeoutMs);
-    const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
+    // One controller for the deadline and the caller's signal (cheaper than AbortSignal.any, which
+    // also kept signals alive on Node 20); released once the body is closed.
+    const controller = new AbortController();
+    let timedOut = false;
+    // The abort reason is what undici throws, so a deadline met while reading a body is still a timeout.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new UpstreamFailure('timeout', call.url, 'The model provider did not answer in time'));
+    }, call.timeoutMs);
+    timer.unref();
+    const onCallerAbort = () => controller.abort(new UpstreamFailure('cancelled', call.url, 'The client went away'));
+    if (call.signal?.aborted) onCallerAbort();
+    else call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const release = () => {
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', onCallerAbort);
+    };
     try {
       const response = await request(call.url, {
         dispatcher: this.agent,
         method: (call.method ?? 'GET') as Dispatcher.HttpMethod,
         headers: { 'accept-encoding': 'identity', ...call.headers },
         body: call.body ?? undefined,
-        signal,
+        signal: controller.signal,
         headersTimeout: call.timeoutMs,
         bodyTimeout: call.idleTimeoutMs ?? call.timeoutMs,
       });
+      response.body.once('close', release);
       return {
         url: call.url,
         status: response.statusCode,
@@ -78,16 +95,17 @@ export class UpstreamClient {
         body: response.body,
       };
     } catch (error) {
-      throw this.failure(error, call, deadline);
+      release();
+      throw this.failure(error, call, timedOut);
     }
   }
 
   /** Maps whatever undici threw to an UpstreamFailure (also used for errors while reading a body). */
-  failure(error: unknown, call: Pick<UpstreamCall, 'url' | 'signal'>, deadline?: AbortSignal): UpstreamFailure {
+  failure(error: unknown, call: Pick<UpstreamCall, 'url' | 'signal'>, timedOut = false): UpstreamFailure {
     if (error instanceof UpstreamFailure) return error;
     if (call.signal?.aborted) return new UpstreamFailure('cancelled', call.url, 'The client went away');
     if (
-      deadline?.aborted ||
+      timedOut ||
       error instanceof errors.HeadersTimeoutError ||
       error instanceof errors.BodyTimeoutError ||
       error instanceof errors.ConnectTimeoutError ||

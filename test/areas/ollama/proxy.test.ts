@@ -269,3 +269,32 @@ describe('OpenAI-, Anthropic- and Responses-style routes', () => {
     expect((await api().post('/ollama/v1/messages', { model: 'llama-fake:latest', messages: [] }, { token: alice.token })).status).toBe(403);
   });
 });
+
+describe('model files', () => {
+  it('uploads a file as a blob and creates a model from it, reporting progress', async () => {
+    const form = new FormData();
+    form.append('note', 'ignored field');
+    form.append('file', new Blob([Buffer.alloc(300_000, 7)]), 'tiny-model.gguf');
+    const response = await fetch(`${world.server.url}/ollama/models/upload`, { method: 'POST', headers: { authorization: `Bearer ${admin.token}` }, body: form });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const events = (await response.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => JSON.parse(e.replace(/^data: /, '')));
+    expect(events.at(-1)).toMatchObject({ done: true, name: 'tiny-model.gguf', model_created: 'tiny-model', blob: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(events.at(-2)).toMatchObject({ progress: 100, total: 300_000, completed: 300_000 });
+    const blob = world.ollama.requests.find((r) => r.path.startsWith('/api/blobs/'))!;
+    expect(blob.body.size).toBe(300_000);
+    expect(lastRequest('/api/create').body).toEqual({ model: 'tiny-model', files: { 'tiny-model.gguf': events.at(-1).blob } });
+  });
+
+  it('refuses uploads without a file and downloads from other hosts', async () => {
+    const empty = await fetch(`${world.server.url}/ollama/models/upload/0`, { method: 'POST', headers: { authorization: `Bearer ${admin.token}` }, body: new FormData() });
+    expect(empty.status).toBe(422);
+    const download = await api().post('/ollama/models/download', { url: 'https://example.com/model.gguf' }, { token: admin.token });
+    expect(download.status).toBe(400);
+    expect(download.body.detail).toBe('Invalid file_url. Only URLs from allowed hosts are permitted.');
+    expect((await api().post('/ollama/models/download', { url: 'https://huggingface.co/x' }, { token: alice.token })).status).toBe(401);
+  });
+});

@@ -241,7 +241,7 @@ describe('deadlines', () => {
       expect(res.status).toBe(504);
       expect(res.body.detail).toBe('Open WebUI: Server Connection Error (the model provider did not answer in time)');
       expect(Date.now() - started).toBeLessThan(5000);
-      await strict.openai.waitForOpen(0);
+      await strict.openai.waitForIdle();
     } finally {
       await strict.close();
     }
@@ -292,5 +292,29 @@ describe('speech and the pass-through', () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe('load', () => {
+  it('relays 200 concurrent streams completely', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const response = await fetch(`${world.server.url}/openai/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(chat('gpt-fake', { stream: true, messages: [{ role: 'user', content: `number ${i}` }] })),
+        });
+        return { status: response.status, text: await response.text(), i };
+      }),
+    );
+    for (const { status, text, i } of results) {
+      expect(status).toBe(200);
+      const content = sseData(text)
+        .slice(0, -1)
+        .map((d: any) => d.choices[0].delta.content ?? '')
+        .join('');
+      expect(content).toBe(`You said: number ${i}`);
+    }
+    await world.openai.waitForIdle();
   });
 });
