@@ -243,6 +243,8 @@ export function startFakeOpenAI(models: string[] = ['gpt-fake', 'gpt-fake-endles
         res.end(Buffer.from('ID3fake-mp3'));
       },
       'GET /files': (_req, res) => json(res, 200, { object: 'list', data: [{ id: 'file-1' }] }),
+      'POST /messages': (_req, res, body) =>
+        json(res, 200, { id: 'msg_native', type: 'message', role: 'assistant', model: body?.model, content: [{ type: 'text', text: 'native anthropic' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } }),
     },
     models,
   );

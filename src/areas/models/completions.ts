@@ -92,7 +92,7 @@ export class CompletionsService {
       const kind = String(connection.config.provider ?? '').toLowerCase();
       if (connection.url.includes('api.anthropic.com') || kind === 'litellm') {
         await this.models.requireUse(user, info);
-        const payload: Json = { ...body, model: target.startsWith(`${String(connection.config.prefix_id)}.`) ? target.slice(String(connection.config.prefix_id).length + 1) : target };
+        const payload: Json = { ...body, model: stripPrefix(target, connection.config.prefix_id) };
         return this.upstream.openai(connection, '/messages', { json: payload, context, stream: payload.stream === true, requestedModel: requested });
       }
       passthroughParams = connection.config.passthrough_params ?? [];
