@@ -17,7 +17,8 @@ import { type UsersService, publicUser } from '../users/service.js';
 import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';
-import { type ToolListRow, type ToolMeta, type ToolRecord, ToolStore } from './store.js';
+import { ToolRenderings } from './renderings.js';
+import { type ToolHead, type ToolMeta, type ToolRecord, ToolStore } from './store.js';
 import { ValvesCipher } from './valves-crypto.js';
 
 type Json = Record<string, unknown>;
@@ -56,7 +57,7 @@ export interface ToolView {
 }
 
 /** What the chat layer passes to `callTool`: the host's call context, with the caller as a user record. */
-export interface ToolCallOptions extends Omit<ToolCallContext, 'user' | 'userValves'> {
+export interface ToolCallOptions extends Omit<ToolCallContext, 'user' | 'userValves' | 'caller'> {
   /** The calling user: becomes `__user__`, and their stored user valves apply. */
   user?: UserRecord | null;
 }
@@ -73,6 +74,7 @@ const toolUser = (user: UserRecord): Json => ({ ...publicUser(user) });
 export class ToolsService {
   private readonly cipher: ValvesCipher;
   private readonly fetcher: ToolSourceFetcher;
+  private readonly renderings = new ToolRenderings();
 
   constructor(
     private readonly core: Core,
@@ -169,61 +171,69 @@ export class ToolsService {
     return new Map(users.map((u) => [u.id, { id: u.id, name: u.name, role: u.role, email: u.email }]));
   }
 
-  /** Tools the subject may read, with their grants and owners (one query each). */
+  /** Tools the subject may read, with their renderings, grants and owners. */
   private async readable(subject: AccessSubject) {
     const filter = subject.bypass ? null : this.access.accessFilter(subject, RESOURCE, 'read', { id: 'tool.id', owner: 'tool.user_id' });
-    const rows = await this.store().list(filter);
+    const rows = await this.store().heads(filter);
     const ids = rows.map((r) => r.id);
-    const [grants, owners] = await Promise.all([this.access.grantsOfMany(RESOURCE, ids), this.owners(rows.map((r) => r.user_id))]);
-    return { rows, grants, owners };
+    const [renderings, grants, owners] = await Promise.all([
+      this.renderings.of(rows, (stale) => this.store().bodies(stale)),
+      this.access.grantsOfMany(RESOURCE, ids),
+      this.owners(rows.map((r) => r.user_id)),
+    ]);
+    if (subject.bypass) this.renderings.retain(rows);
+    return { rows, renderings, grants, owners };
   }
 
   // ---- listings --------------------------------------------------------------
 
   /**
    * `GET /`: the tools the user may read (admins with BYPASS_ADMIN_ACCESS_CONTROL:
-   * all), newest change first, as a JSON array already serialised: the stored
-   * specs are spliced in as stored rather than parsed and written again.
+   * all), newest change first, as a JSON array already serialised: the specs
+   * and meta are spliced in as rendered rather than written again per request.
    */
   async listBody(user: UserRecord): Promise<string> {
     if (!this.core.env.enablePlugins) return '[]';
-    const { rows, grants, owners } = await this.readable(await this.access.subjectOf(user));
+    const { rows, renderings, grants, owners } = await this.readable(await this.access.subjectOf(user));
     const entries = rows.map((row) => {
+      const rendering = renderings.get(row.id);
+      if (!rendering) return null; // deleted between the two reads
       const rowGrants = grants.get(row.id) ?? [];
-      const specs = row.specsJson.startsWith('[') ? row.specsJson : '[]';
       return (
         `{"id":${JSON.stringify(row.id)},"user_id":${JSON.stringify(row.user_id)},"name":${JSON.stringify(row.name)},` +
-        `"meta":${JSON.stringify(row.meta)},"access_grants":${JSON.stringify(rowGrants)},` +
+        `"meta":${rendering.metaJson},"access_grants":${JSON.stringify(rowGrants)},` +
         `"access_control":${JSON.stringify(grantsToAccessControl(rowGrants))},"updated_at":${row.updated_at},"created_at":${row.created_at},` +
-        `"user":${JSON.stringify(owners.get(row.user_id) ?? null)},"has_user_valves":${row.meta.has_user_valves},"specs":${specs}}`
+        `"user":${JSON.stringify(owners.get(row.user_id) ?? null)},"has_user_valves":${rendering.meta.has_user_valves},"specs":${rendering.specsJson}}`
       );
     });
-    return `[${entries.join(',')}]`;
+    return `[${entries.filter((entry) => entry !== null).join(',')}]`;
   }
 
   /** `GET /list` (the workspace page): the same tools with `write_access`. */
   async list(user: UserRecord) {
     if (!this.core.env.enablePlugins) return [];
     const subject = await this.access.subjectOf(user);
-    const { rows, grants, owners } = await this.readable(subject);
-    return rows.map((row) => {
+    const { rows, renderings, grants, owners } = await this.readable(subject);
+    return rows.flatMap((row) => {
+      const rendering = renderings.get(row.id);
+      if (!rendering) return []; // deleted between the two reads
       const rowGrants = grants.get(row.id) ?? [];
       return {
-        ...this.listed(row, rowGrants),
+        ...this.listed(row, rendering.meta, rowGrants),
         user: owners.get(row.user_id) ?? null,
-        has_user_valves: row.meta.has_user_valves,
+        has_user_valves: rendering.meta.has_user_valves,
         write_access: subject.bypass || row.user_id === user.id || rowGrants.some((g) => g.permission === 'write' && this.names(subject, g)),
-        specs: JSON.parse(row.specsJson) as Json[],
+        specs: rendering.specs,
       };
     });
   }
 
-  private listed(row: ToolListRow, grants: AccessGrant[]) {
+  private listed(row: ToolHead, meta: ToolMeta, grants: AccessGrant[]) {
     return {
       id: row.id,
       user_id: row.user_id,
       name: row.name,
-      meta: row.meta,
+      meta,
       access_grants: grants,
       access_control: grantsToAccessControl(grants),
       updated_at: row.updated_at,
@@ -350,6 +360,7 @@ export class ToolsService {
       return removed;
     });
     this.python.forget(id);
+    this.renderings.forget(id);
     return deleted;
   }
 
@@ -461,6 +472,8 @@ export class ToolsService {
     const { user, ...context } = options;
     return this.python.callTool({ id: tool.id, content: tool.content, valves: this.cipher.open(tool.valves) }, functionName, args, {
       ...context,
+      // The tool's calls into Parley (the open_webui package) run as this user, during this call only.
+      caller: user ?? null,
       user: user ? toolUser(user) : null,
       userValves: user ? this.storedUserValves(user, toolId) : null,
     });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toJson } from '../../core/db/json.js';
@@ -25,15 +26,22 @@ export interface ToolRecord {
   created_at: number;
 }
 
-/** A listing row: no content or valves, and the specs as their stored JSON text (spliced into responses unparsed). */
-export interface ToolListRow {
+/** A listing row: the small columns only; `version` says whether a rendering of its specs and meta is still current. */
+export interface ToolHead {
   id: string;
   user_id: string;
   name: string;
-  specsJson: string;
-  meta: ToolMeta;
+  version: string;
   updated_at: number;
   created_at: number;
+}
+
+/** The stored JSON text of a tool's specs and meta, at a version. */
+export interface ToolBody {
+  id: string;
+  version: string;
+  specs: string;
+  meta: string;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -76,20 +84,17 @@ export class ToolStore {
     return (await this.db.selectFrom('tool').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
   }
 
-  /** Tools the access condition lets through (null: all), newest change first, without their source. */
-  async list(access: Expression<SqlBool> | null): Promise<ToolListRow[]> {
-    let query = this.db.selectFrom('tool').select(['id', 'user_id', 'name', 'specs', 'meta', 'updated_at', 'created_at']);
+  /** Tools the access condition lets through (null: all), newest change first. */
+  async heads(access: Expression<SqlBool> | null): Promise<ToolHead[]> {
+    let query = this.db.selectFrom('tool').select(['id', 'user_id', 'name', 'version', 'updated_at', 'created_at']);
     if (access) query = query.where(access);
     const rows = await query.orderBy('updated_at', 'desc').orderBy('id').execute();
-    return rows.map((row) => ({
-      id: row.id,
-      user_id: row.user_id,
-      name: row.name,
-      specsJson: row.specs,
-      meta: toToolMeta(fromJson(row.meta, {})),
-      updated_at: Number(row.updated_at),
-      created_at: Number(row.created_at),
-    }));
+    return rows.map((row) => ({ ...row, updated_at: Number(row.updated_at), created_at: Number(row.created_at) }));
+  }
+
+  async bodies(ids: string[]): Promise<ToolBody[]> {
+    if (ids.length === 0) return [];
+    return this.db.selectFrom('tool').select(['id', 'version', 'specs', 'meta']).where('id', 'in', ids).execute();
   }
 
   /** Whole records the access condition lets through (null: all), newest change first (export). */
@@ -116,6 +121,7 @@ export class ToolStore {
         specs: JSON.stringify(tool.specs),
         meta: JSON.stringify(tool.meta),
         valves: null,
+        version: randomUUID(),
         updated_at: tool.updated_at,
         created_at: tool.created_at,
       })
@@ -125,13 +131,20 @@ export class ToolStore {
   async update(id: string, fields: ToolWrite, now: number): Promise<void> {
     await this.db
       .updateTable('tool')
-      .set({ name: fields.name, content: fields.content, specs: JSON.stringify(fields.specs), meta: JSON.stringify(fields.meta), updated_at: now })
+      .set({
+        name: fields.name,
+        content: fields.content,
+        specs: JSON.stringify(fields.specs),
+        meta: JSON.stringify(fields.meta),
+        version: randomUUID(),
+        updated_at: now,
+      })
       .where('id', '=', id)
       .execute();
   }
 
   async setValves(id: string, valves: unknown, now: number): Promise<void> {
-    await this.db.updateTable('tool').set({ valves: toJson(valves), updated_at: now }).where('id', '=', id).execute();
+    await this.db.updateTable('tool').set({ valves: toJson(valves), version: randomUUID(), updated_at: now }).where('id', '=', id).execute();
   }
 
   async delete(id: string): Promise<boolean> {

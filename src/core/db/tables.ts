@@ -229,6 +229,7 @@ export interface ToolTable {
   specs: string;
   meta: string;
   valves: JsonText;
+  version: string;
   updated_at: number;
   created_at: number;
 }

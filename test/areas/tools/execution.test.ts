@@ -147,7 +147,7 @@ describe('callTool with ENABLE_PLUGINS=false', () => {
       const now = Math.floor(Date.now() / 1000);
       await server.parley.core.db
         .insertInto('tool')
-        .values({ id: 'stored', user_id: admin.id, name: 's', content: simpleTool(), specs: '[]', meta: '{}', valves: null, updated_at: now, created_at: now })
+        .values({ id: 'stored', user_id: admin.id, name: 's', content: simpleTool(), specs: '[]', meta: '{}', valves: null, version: 'v1', updated_at: now, created_at: now })
         .execute();
       await expect(server.parley.services.tools.callTool('stored', 'marker', {})).rejects.toMatchObject({ code: 'disabled' });
     } finally {

@@ -454,6 +454,25 @@ describe('listings', () => {
     expect(updatedAt).toEqual([...updatedAt].sort((a, b) => b - a));
   });
 
+  it('GET / shows every write at once: the same second, and writes by another instance', async () => {
+    await createTool(server, alice, 'fresh_tool');
+    const specsOf = async () => (await api().get('/api/v1/tools/', { token: alice.token })).body.find((t: { id: string }) => t.id === 'fresh_tool').specs;
+    expect((await specsOf())[0].description).toBe('Says which source is loaded.');
+    const changed = simpleTool().replace('Says which source is loaded.', 'Changed in the same second.');
+    await api().post('/api/v1/tools/id/fresh_tool/update', toolBody('fresh_tool', { content: changed }), { token: alice.token });
+    expect((await specsOf())[0].description).toBe('Changed in the same second.');
+    // Another instance writes the row (same database): the version tells this one to read it again.
+    await server.parley.core.db
+      .updateTable('tool')
+      .set({ specs: JSON.stringify([{ name: 'elsewhere', description: '', parameters: { properties: {}, type: 'object' } }]), version: 'other-instance' })
+      .where('id', '=', 'fresh_tool')
+      .execute();
+    expect((await specsOf())[0].name).toBe('elsewhere');
+    const listed = (await api().get('/api/v1/tools/list', { token: alice.token })).body.find((t: { id: string }) => t.id === 'fresh_tool');
+    expect(listed.specs[0].name).toBe('elsewhere');
+    await api().delete('/api/v1/tools/id/fresh_tool/delete', { token: alice.token });
+  });
+
   it('GET /list adds write_access, without the source', async () => {
     const res = await api().get('/api/v1/tools/list', { token: alice.token });
     expect(res.status).toBe(200);

@@ -4,8 +4,10 @@ import type { Kysely } from 'kysely';
  * Tools (issue 4): one row per Python tool. `specs` and `meta` are what the
  * plugin host derived from `content` when it was saved; `valves` is NULL until
  * an admin valves update (a JSON object, or a JSON string holding a Fernet token
- * with ENABLE_VALVE_ENCRYPTION). The owner is not a foreign key: as in the
- * reference, a tool outlives its creator, because other users may rely on it.
+ * with ENABLE_VALVE_ENCRYPTION). `version` changes with every write, so listings
+ * can reuse what they rendered of an unchanged tool (timestamps are whole
+ * seconds; several writes can share one). The owner is not a foreign key: as in
+ * the reference, a tool outlives its creator, because other users may rely on it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -17,6 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('specs', 'text', (c) => c.notNull())
     .addColumn('meta', 'text', (c) => c.notNull())
     .addColumn('valves', 'text')
+    .addColumn('version', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
