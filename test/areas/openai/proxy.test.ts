@@ -137,6 +137,17 @@ describe('POST /openai/chat/completions', () => {
     expect(lastRequest('/chat/completions').body.model).toBe('gpt-fake');
   });
 
+  it('sends the connection\'s custom headers, and no key with auth_type none', async () => {
+    await configure({ '0': { auth_type: 'none', headers: { 'X-Team': 'team of {{USER_EMAIL}}', 'X-Chat': '{{CHAT_ID}}' } } });
+    const res = await api().post('/openai/chat/completions', chat('gpt-fake', { metadata: { chat_id: 'c-1' } }), { token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    const sent = lastRequest('/chat/completions');
+    expect(sent.headers.authorization).toBeUndefined();
+    expect(sent.headers['x-team']).toBe(`team of ${admin.email}`);
+    expect(sent.headers['x-chat']).toBe('c-1');
+    expect(sent.body.metadata).toBeUndefined();
+  });
+
   it('applies a preset: its base model, parameters and system prompt', async () => {
     // A user's preset reaches its base model only when that model is shared with the user too.
     await api().post('/api/v1/models/model/access/update', { id: 'gpt-fake', access_grants: [{ principal_type: 'user', principal_id: alice.id, permission: 'read' }] }, { token: admin.token });
@@ -316,5 +327,20 @@ describe('load', () => {
       expect(content).toBe(`You said: number ${i}`);
     }
     await world.openai.waitForIdle();
+  });
+});
+
+describe('forwarded identity', () => {
+  it('tells providers who is asking when ENABLE_FORWARD_USER_INFO_HEADERS is on', async () => {
+    const forwarding = await startModelWorld({ ENABLE_FORWARD_USER_INFO_HEADERS: 'true' });
+    try {
+      const boss = await signup(forwarding.server.api, 'Forward Admin');
+      const res = await forwarding.server.api.post('/openai/chat/completions', chat('gpt-fake', { metadata: { chat_id: 'chat-9' } }), { token: boss.token });
+      expect(res.status, res.text).toBe(200);
+      const headers = forwarding.openai.requests.filter((r) => r.path === '/chat/completions').at(-1)!.headers;
+      expect(headers).toMatchObject({ 'x-openwebui-user-name': 'Forward Admin', 'x-openwebui-user-id': boss.id, 'x-openwebui-user-email': boss.email, 'x-openwebui-user-role': 'admin', 'x-openwebui-chat-id': 'chat-9' });
+    } finally {
+      await forwarding.close();
+    }
   });
 });
