@@ -37,6 +37,19 @@ import { chatsRoutes } from './areas/chats/routes.js';
 import { ChatsService } from './areas/chats/service.js';
 import { foldersRoutes } from './areas/folders/routes.js';
 import { FoldersService } from './areas/folders/service.js';
+import { completionsRoutes } from './areas/completions/routes.js';
+import { readPipelineOptions } from './areas/completions/options.js';
+import { ChatPipeline } from './areas/completions/service.js';
+import { TaskRegistry } from './areas/tasks/registry.js';
+import { runningTasksRoutes, tasksRoutes } from './areas/tasks/routes.js';
+import { TasksService } from './areas/tasks/service.js';
+import { connectRealtime } from './areas/completions/realtime.js';
+import { readRealtimeOptions } from './core/realtime/options.js';
+import { Realtime } from './core/realtime/server.js';
+import { filesRoutes } from './areas/files/routes.js';
+import { FilesService } from './areas/files/service.js';
+import { PluginBridge } from './core/python/bridge.js';
+import { defineCompatApi } from './core/python/compat-api.js';
 
 /** Every area's service, built once here and handed to the route modules. */
 export interface Services {
@@ -54,6 +67,10 @@ export interface Services {
   tools: ToolsService;
   folders: FoldersService;
   chats: ChatsService;
+  realtime: Realtime;
+  tasks: TasksService;
+  pipeline: ChatPipeline;
+  files: FilesService;
 }
 
 export interface AreaContext extends RouteContext {
@@ -89,6 +106,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     pipInstall: env.enablePipInstallFrontmatterRequirements && !env.offlineMode,
     pipOptions: env.pipOptions,
     pipIndexOptions: env.pipPackageIndexOptions,
+    env: { WEBUI_NAME: env.webuiName },
     log: logger,
   });
   const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
@@ -120,11 +138,23 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats };
+  const files = new FilesService(core, access);
+  // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
+  const bridge = new PluginBridge();
+  defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
+  python.setBridge(bridge);
+  const realtimeOptions = readRealtimeOptions(env.raw, env.corsAllowOrigin);
+  const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.byId(id), touch: (user) => users.touch(user), log: logger });
+  const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
+  const tasks = new TasksService(core, models, completions, chats, realtime, registry);
+  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
+  connectRealtime({ realtime, users, chats, folders, registry });
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, realtime, tasks, pipeline };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
   await events.start();
+  await registry.start();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.byId(id),
@@ -158,13 +188,22 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await app.register(async (api) => toolsRoutes(api as App, context), { prefix: '/api/v1/tools' });
   await app.register(async (api) => chatsRoutes(api as App, context), { prefix: '/api/v1/chats' });
   await app.register(async (api) => foldersRoutes(api as App, context), { prefix: '/api/v1/folders' });
+  await app.register(async (api) => filesRoutes(api as App, context), { prefix: '/api/v1/files' });
+  await app.register(async (api) => completionsRoutes(api as App, context));
+  await app.register(async (api) => runningTasksRoutes(api as App, context));
+  await app.register(async (api) => tasksRoutes(api as App, context), { prefix: '/api/v1/tasks' });
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
+  // The socket server shares the HTTP server (`/ws/socket.io`).
+  await realtime.attach(app.server);
 
   return {
     app,
     core,
     services,
     async close() {
+      // Running answers are stopped (and saved) while their sockets and database are still there.
+      await registry.close();
+      await realtime.close();
       await app.close();
       await upstream.close();
       await events.stop();

@@ -12,9 +12,12 @@ class HostError(Exception):
 
 def describe(error: BaseException) -> dict:
     """The wire form of an exception: what Node needs to build a clear error."""
-    return {
+    wire = {
         'code': error.code if isinstance(error, HostError) else 'python_error',
         'type': type(error).__name__,
         'message': str(error),
         'traceback': ''.join(traceback.format_exception(type(error), error, error.__traceback__))[-8000:],
     }
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        wire['module'] = error.name
+    return wire

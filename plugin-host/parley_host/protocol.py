@@ -22,7 +22,18 @@ from typing import Any, Callable
 
 
 class RemoteError(Exception):
-    """Node answered one of this worker's requests with an error."""
+    """Node answered one of this worker's requests with an error (`status`: an HTTP status, when it gave one)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _remote_error(error: Any) -> RemoteError:
+    if isinstance(error, dict):
+        status = error.get('status')
+        return RemoteError(str(error.get('message')), status if isinstance(status, int) else None)
+    return RemoteError(str(error))
 
 
 def encode(message: dict) -> bytes:
@@ -51,6 +62,9 @@ class Channel:
         self._loop = loop
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future] = {}
+        # Requests whose caller blocks its thread (possibly the loop's own) until Node answers.
+        self._waiting: dict[int, _Waiter] = {}
+        self._waiting_lock = threading.Lock()
         self.on_request: Callable[[dict], None] = lambda message: None
         self.on_notify: Callable[[dict], None] = lambda message: None
         self.on_close: Callable[[], None] = lambda: None
@@ -67,8 +81,28 @@ class Channel:
             except ValueError:
                 print(f'parley_host: unreadable message: {line[:200]!r}', file=sys.stderr)
                 continue
+            if not isinstance(message, dict):
+                continue
+            if message.get('type') == 'response' and self._answer_waiter(message):
+                continue
             self._loop.call_soon_threadsafe(self._dispatch, message)
+        with self._waiting_lock:
+            waiters, self._waiting = list(self._waiting.values()), {}
+        for waiter in waiters:
+            waiter.settle(error=RemoteError('Node closed the channel'))
         self._loop.call_soon_threadsafe(self.on_close)
+
+    def _answer_waiter(self, message: dict) -> bool:
+        """Answers a blocked caller here, in the reader thread: its thread may be the loop's."""
+        with self._waiting_lock:
+            waiter = self._waiting.pop(message.get('id'), None)
+        if waiter is None:
+            return False
+        if 'error' in message:
+            waiter.settle(error=_remote_error(message['error']))
+        else:
+            waiter.settle(result=message.get('result'))
+        return True
 
     def _dispatch(self, message: dict) -> None:
         kind = message.get('type')
@@ -79,8 +113,7 @@ class Channel:
             if future is None or future.done():
                 return
             if 'error' in message:
-                error = message['error']
-                future.set_exception(RemoteError(error.get('message') if isinstance(error, dict) else str(error)))
+                future.set_exception(_remote_error(message['error']))
             else:
                 future.set_result(message.get('result'))
         elif kind == 'notify':
@@ -100,3 +133,33 @@ class Channel:
         self._pending[request_id] = future
         self.send({'type': 'request', 'id': request_id, 'method': method, 'params': params})
         return await future
+
+    def request_blocking(self, method: str, params: dict) -> Any:
+        """The same, for synchronous code: blocks the calling thread (even the loop's) until Node answers.
+
+        Node never waits on this worker to answer, so blocking the loop cannot deadlock;
+        Node's own timeout for the request in flight bounds the wait.
+        """
+        request_id = next(self._ids)
+        waiter = _Waiter()
+        with self._waiting_lock:
+            self._waiting[request_id] = waiter
+        self.send({'type': 'request', 'id': request_id, 'method': method, 'params': params})
+        return waiter.wait()
+
+
+class _Waiter:
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        self._result, self._error = result, error
+        self._done.set()
+
+    def wait(self) -> Any:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._result

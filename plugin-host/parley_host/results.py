@@ -74,6 +74,8 @@ def render_result(function_name: str, result: Any) -> dict:
                 result = _ui_status('error', f'{function_name}: Unexpected status code {status} from embedded UI result.')
         else:
             result = response['body']
+    elif _inline_headers(result):
+        result = _inline_embed(function_name, result, embeds)
 
     if isinstance(result, str) and result.startswith('data:image/'):
         files.append({'type': 'image', 'url': result})
@@ -96,6 +98,39 @@ def render_result(function_name: str, result: Any) -> dict:
     else:
         text = str(result)
     return {'text': text, 'files': files, 'embeds': embeds, 'response': response}
+
+
+def _inline_headers(result: Any) -> bool:
+    """`(content, headers)` whose headers say `Content-Disposition: inline`.
+
+    The reference renders such a pair as an embed for actions and external tools
+    (`process_tool_result`); Parley does for local tools too, so HTML text can be
+    an embed without FastAPI's HTMLResponse. Other pairs are left as they are.
+    """
+    if not (isinstance(result, tuple) and len(result) == 2 and hasattr(result[1], 'items')):
+        return False
+    try:
+        headers = {str(k): str(v) for k, v in result[1].items()}
+    except Exception:
+        return False
+    return 'inline' in _header(headers, 'Content-Disposition')
+
+
+def _inline_embed(function_name: str, result: tuple, embeds: list) -> Any:
+    content, raw_headers = result
+    headers = {str(k): str(v) for k, v in raw_headers.items()}
+    context = None
+    if isinstance(content, (tuple, list)) and len(content) == 2:
+        content, context = content
+    if 'text/html' in _header(headers, 'Content-Type'):
+        embeds.append(content.decode('utf-8', 'replace') if isinstance(content, (bytes, bytearray)) else content)
+    elif _header(headers, 'Location'):
+        embeds.append(_header(headers, 'Location'))
+    else:
+        return result
+    if context is not None and isinstance(context, (str, dict, list)):
+        return context
+    return _ui_status('success', f'{function_name}: Embedded UI result is active and visible to the user.')
 
 
 def _header(headers: dict, name: str) -> str:

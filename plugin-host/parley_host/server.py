@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Any
 
+from . import bridge
 from .calls import call_tool_function
 from .errors import HostError, describe
 from .frontmatter import extract_frontmatter, requirements_of
@@ -29,6 +30,7 @@ class Host:
         }
         channel.on_request = self._on_request
         channel.on_notify = self._on_notify
+        bridge.attach(channel)
 
     def _on_request(self, message: dict) -> None:
         asyncio.ensure_future(self._serve(message))
@@ -40,11 +42,16 @@ class Host:
     async def _serve(self, message: dict) -> None:
         request_id = message.get('id')
         method = self.methods.get(message.get('method'))
+        params = message.get('params') or {}
+        # Plugin code run for this request may call Parley as its user (bridge.py);
+        # each request is served in its own task, so the id stays with this one.
+        if params.get('bridge'):
+            bridge.current_call.set(request_id)
         fatal = False
         try:
             if method is None:
                 raise HostError('bad_request', f'Unknown method {message.get("method")!r}')
-            reply = {'type': 'response', 'id': request_id, 'result': await method(message.get('params') or {}, request_id)}
+            reply = {'type': 'response', 'id': request_id, 'result': await method(params, request_id)}
         except BaseException as error:  # tool code may raise anything, SystemExit included
             fatal = isinstance(error, MemoryError)
             reply = {'type': 'response', 'id': request_id, 'error': describe(error)}

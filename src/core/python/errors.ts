@@ -32,6 +32,8 @@ export interface PythonErrorDetails {
   traceback?: string;
   /** The host's own code for a reply that is not the tool's exception (e.g. `not_loaded`). */
   hostCode?: string;
+  /** For a ModuleNotFoundError: the module the tool imports that is not installed. */
+  missingModule?: string;
 }
 
 export class PluginError extends Error {
@@ -52,6 +54,7 @@ export interface WireError {
   type: string;
   message: string;
   traceback?: string;
+  module?: string;
 }
 
 const HOST_CODES = new Set<string>(['function_not_found', 'no_valves', 'invalid_valves']);
@@ -63,7 +66,19 @@ export function fromWire(error: WireError, memoryLimitMb: number): PluginError {
   }
   if (HOST_CODES.has(error.code)) return new PluginError(error.code as PluginErrorCode, error.message, details);
   if (error.code !== 'python_error') return new PluginError('protocol', error.message, { ...details, hostCode: error.code });
+  if (error.module) return new PluginError('python_error', missingModuleMessage(error.module), { ...details, missingModule: error.module });
   // A bare `Exception("...")` reads best as its message alone, as the reference raises its own errors.
   const message = error.type === 'Exception' ? error.message : `${error.type}: ${error.message}`;
   return new PluginError('python_error', message, details);
+}
+
+/** Names the module and says where it can come from (docs/plugin-compat.md). */
+function missingModuleMessage(module: string): string {
+  if (module === 'open_webui' || module.startsWith('open_webui.')) {
+    return `ModuleNotFoundError: No module named '${module}': Parley's open_webui compatibility package does not provide it (docs/plugin-compat.md lists what it does)`;
+  }
+  return (
+    `ModuleNotFoundError: No module named '${module}': it is not installed in the plugin environment; ` +
+    `list it in the tool's frontmatter requirements, or have an operator install it (docs/plugin-compat.md)`
+  );
 }

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { PARLEY_VERSION } from '../../config/env.js';
+import type { UserRecord } from '../auth/user.js';
+import type { BridgeSession, PluginBridge } from './bridge.js';
 import { pipEnvironment, resolvePython, workerEnvironment } from './environment.js';
 import { PluginError } from './errors.js';
 import { WorkerPool } from './pool.js';
@@ -45,6 +48,8 @@ export interface PythonHostOptions {
   /** ENABLE_PLUGINS (default true). */
   enabled?: boolean;
   resolveTool?: ToolResolver;
+  /** Answers plugins' calls into Parley (the `open_webui` package); without it they fail. */
+  bridge?: PluginBridge;
   log?: HostLogger;
 }
 
@@ -82,6 +87,12 @@ export interface PluginRequestInfo {
 export type ReservedExtra = '__model__' | '__messages__' | '__files__' | '__chat_id__' | '__message_id__' | '__oauth_token__';
 
 export interface ToolCallContext {
+  /**
+   * The user the call runs for. The tool's calls into Parley (`open_webui.models.*`
+   * and the rest of the compatibility package) are answered as this user, and only
+   * while this call runs; without a caller they fail.
+   */
+  caller?: UserRecord | null;
   /** `__user__` (the host adds `valves` when the tool has UserValves). */
   user?: JsonObject | null;
   /** The calling user's stored user valves for this tool. */
@@ -139,6 +150,7 @@ export class PythonHost {
   private readonly callTimeoutMs: number;
   private readonly enabled: boolean;
   private resolver: ToolResolver | null;
+  private bridge: PluginBridge | null;
   /** Content hashes whose requirements are installed (or need none). */
   private readonly prepared = new Set<string>();
   private readonly preparing = new Map<string, Promise<void>>();
@@ -149,6 +161,7 @@ export class PythonHost {
     this.callTimeoutMs = options.callTimeoutMs ?? 60_000;
     this.enabled = options.enabled ?? true;
     this.resolver = options.resolveTool ?? null;
+    this.bridge = options.bridge ?? null;
     const baseEnv = options.baseEnv ?? process.env;
     const venvDir = path.join(options.dataDir, 'plugin-host', 'venv');
     const memoryLimitMb = options.memoryLimitMb ?? 1024;
@@ -156,7 +169,8 @@ export class PythonHost {
       python: this.python,
       args: ['-m', 'parley_host', '--memory-limit-mb', String(memoryLimitMb), '--site', venvDir],
       cwd: options.dataDir,
-      env: workerEnvironment(baseEnv, options.env ?? {}),
+      // DATA_DIR and the version as the reference's process has them (open_webui.env, open_webui.config).
+      env: { ...workerEnvironment(baseEnv, options.env ?? {}), DATA_DIR: path.resolve(options.dataDir), PARLEY_VERSION },
       startTimeoutMs: options.startTimeoutMs ?? 30_000,
       memoryLimitMb,
       log: this.log,
@@ -178,6 +192,10 @@ export class PythonHost {
 
   setToolResolver(resolver: ToolResolver): void {
     this.resolver = resolver;
+  }
+
+  setBridge(bridge: PluginBridge): void {
+    this.bridge = bridge;
   }
 
   /**
@@ -235,16 +253,36 @@ export class PythonHost {
       extras: context.extras ?? {},
       event_emitter: Boolean(context.eventEmitter),
       event_call: Boolean(context.eventCall),
+      bridge: Boolean(context.caller),
     };
+    const session = context.caller && this.bridge ? this.bridge.open(context.caller) : null;
     const onRequest: WorkerRequestHandler = async (method, message) => {
       if (method === 'event_emitter') {
         await context.eventEmitter?.(message.event);
         return null;
       }
       if (method === 'event_call') return context.eventCall?.(message.event) ?? null;
+      if (method === 'api') return this.api(session, message);
       throw new Error(`Unknown request ${method}`);
     };
-    return this.onTool(id, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
+    try {
+      return await this.onTool(id, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
+    } finally {
+      session?.revoke();
+    }
+  }
+
+  /** A plugin's call into Parley, answered as the session's user (bridge.ts). */
+  private async api(session: BridgeSession | null, message: Record<string, unknown>): Promise<unknown> {
+    const op = String(message.op);
+    if (!session) {
+      throw new PluginError(
+        'unavailable',
+        this.bridge ? `${op}: this plugin call runs for no user, so Parley cannot answer it` : `${op}: Parley's plugin API is not available here`,
+      );
+    }
+    this.log.debug({ op, session: session.token, user: session.user.id }, 'plugin api call');
+    return session.call(op, message.args);
   }
 
   /**

@@ -17,7 +17,7 @@ export interface ResponseMessage {
   type: 'response';
   id: number;
   result?: unknown;
-  error?: WireError | { message?: string };
+  error?: WireError | { message?: string; status?: number };
 }
 
 export interface NotifyMessage {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { HttpError } from '../http/errors.js';
 import { PluginError, type WireError, fromWire } from './errors.js';
 import { LineSplitter, type ReadyMessage, type RequestMessage, type WorkerMessage, encodeMessage } from './protocol.js';
 
@@ -217,7 +218,9 @@ export class PythonWorker {
       this.write(encodeMessage({ type: 'response', id: message.id, result: result ?? null }));
     } catch (error) {
       if (this.exited) return;
-      this.write(encodeMessage({ type: 'response', id: message.id, error: { message: (error as Error).message } }));
+      // An HttpError's status tells the plugin what kind of refusal it got (parley_host/bridge.py).
+      const reply = error instanceof HttpError ? { message: error.message, status: error.statusCode } : { message: (error as Error).message };
+      this.write(encodeMessage({ type: 'response', id: message.id, error: reply }));
     }
   }
 

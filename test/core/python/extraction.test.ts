@@ -154,7 +154,11 @@ describe('extraction (tools.md §3.1, §4)', () => {
 
     it('import error', async () => {
       const error = await failure('import_error.py');
-      expect(error.message).toBe("ModuleNotFoundError: No module named 'module_that_does_not_exist_anywhere'");
+      expect(error.message).toBe(
+        "ModuleNotFoundError: No module named 'module_that_does_not_exist_anywhere': it is not installed in the plugin environment; " +
+          "list it in the tool's frontmatter requirements, or have an operator install it (docs/plugin-compat.md)",
+      );
+      expect(error.details.missingModule).toBe('module_that_does_not_exist_anywhere');
     });
 
     it('no Tools class', async () => {

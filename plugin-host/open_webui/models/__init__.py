@@ -1,0 +1,1 @@
+"""open_webui.models (Parley's compatibility package, see open_webui/__init__.py)."""
