@@ -75,6 +75,10 @@ def main() -> None:
 
     import pydantic
 
+    # The first model class built in a process loads pydantic's plugin registry
+    # (importlib.metadata, some 20 ms): pay that here, not in the first tool load.
+    pydantic.create_model('ParleyWarmUp', ready=(bool, True))
+
     from . import PROTOCOL_VERSION
     from .protocol import Channel
     from .server import Host

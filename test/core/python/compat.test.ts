@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UserRecord } from '../../../src/core/auth/user.js';
@@ -36,7 +38,8 @@ describe('open_webui compatibility package', () => {
     alice = await addUser(server.api, admin, 'user', 'Alice Compat');
     bob = await addUser(server.api, admin, 'user', 'Bob Compat');
     pending = await addUser(server.api, admin, 'pending', 'Pending Compat');
-    for (const name of ['users_tool', 'chats_tool', 'files_tool', 'images_tool', 'config_tool', 'completion_tool', 'html_tool', 'lifetime_tool']) {
+    const tools = ['environment_tool', 'users_tool', 'chats_tool', 'files_tool', 'images_tool', 'config_tool', 'completion_tool', 'html_tool', 'lifetime_tool'];
+    for (const name of tools) {
       const res = await server.api.post('/api/v1/tools/create', toolBody(name, { content: compatSource(name) }), { token: admin.token });
       expect(res.status, res.text).toBe(200);
     }
@@ -45,6 +48,24 @@ describe('open_webui compatibility package', () => {
   afterAll(async () => {
     await destroyServer(server);
     await openai.close();
+  });
+
+  describe('the standard environment', () => {
+    let page: Server;
+    let pageUrl: string;
+
+    beforeAll(async () => {
+      page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Parley page</title></head></html>'));
+      await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+      pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    });
+    afterAll(() => new Promise<void>((resolve) => page.close(() => resolve())));
+
+    it('runs requests, httpx, aiohttp, BeautifulSoup, pytz and FastAPI in a tool', async () => {
+      expect(await value('environment_tool', 'fetch', { url: pageUrl }, alice)).toEqual({ same: true, title: 'Parley page', request: 'MinimalRequest' });
+      expect(await value('environment_tool', 'clock', { zone: 'Europe/Paris' }, alice)).toBe('2024-07-01T14:00:00+02:00');
+      expect(await value('environment_tool', 'types', {}, alice)).toEqual(['fastapi.datastructures', 'starlette.responses']);
+    });
   });
 
   describe('open_webui.models.users', () => {
