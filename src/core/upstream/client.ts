@@ -141,8 +141,3 @@ export async function readBody(client: UpstreamClient, response: UpstreamRespons
     return text;
   }
 }
-
-/** Frees a body that will not be read. */
-export function discard(response: UpstreamResponse): void {
-  response.body.destroy();
-}

@@ -2,7 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { Core } from '../context.js';
 import { HttpError } from '../http/errors.js';
 import { ProviderCatalog, type ProviderModels } from './catalog.js';
-import { discard, readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from './client.js';
+import { readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from './client.js';
 import { type Connection, ollamaConnections, openaiConnections, type Provider } from './connections.js';
 import { publishProviderFailure, upstreamErrorOf } from './failures.js';
 import { type CallContext, connectionHeaders } from './headers.js';
@@ -218,4 +218,3 @@ export function errorBody(body: unknown): Record<string, unknown> {
   return { detail };
 }
 
-export { discard };
