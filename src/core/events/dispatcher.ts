@@ -30,6 +30,8 @@ export interface DispatcherDeps {
 
 /** Claims taken per query; more are taken as soon as slots free up. */
 const CLAIM_BATCH = 64;
+/** How many deliveries, in slots, an instance holds claimed per webhook (in flight plus waiting), so claims come in batches. */
+const HOLD_FACTOR = 4;
 /** How much of an error response is kept in the delivery record. */
 const ERROR_SNIPPET = 300;
 /** A second look shortly after a wake-up, for events whose transaction had not committed at the first one. */
@@ -37,6 +39,12 @@ const WAKE_FOLLOW_UP_MS = 20;
 const PRUNE_INTERVAL_MS = 3_600_000;
 
 class ShutdownAbort extends Error {}
+
+interface Held {
+  delivery: ClaimedDelivery;
+  payload: string;
+  leaseUntilMs: number;
+}
 
 interface InFlight {
   webhookId: string;
@@ -66,6 +74,9 @@ export class WebhookDispatcher {
   private flushing: Promise<void> | null = null;
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
+  private pumpScheduled = false;
+  /** Claimed here, waiting for a free slot of their webhook. */
+  private readonly waiting = new Map<string, Held[]>();
   private running = false;
   private timers: NodeJS.Timeout[] = [];
   private followUp: NodeJS.Timeout | null = null;
@@ -109,7 +120,7 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Claims and starts as many due deliveries as there are free slots. Concurrent calls coalesce. */
+  /** Claims due deliveries while there is room to hold them, and starts what the slots allow. Concurrent calls coalesce. */
   pump(): Promise<void> {
     if (this.pumping) {
       this.pumpAgain = true;
@@ -123,65 +134,142 @@ export class WebhookDispatcher {
     return this.pumping;
   }
 
+  /** One pump per turn of the event loop, however many attempts ended in it. */
+  private schedulePump(): void {
+    if (this.pumpScheduled || !this.running) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      void this.pump();
+    });
+  }
+
+  /**
+   * Claims while there is room. When no webhook is at its holding limit one query
+   * claims across all of them; otherwise each webhook with room is claimed for on
+   * its own, so a long backlog of a saturated webhook is never walked through.
+   */
   private async claimLoop(): Promise<void> {
-    const { options, store, clock } = this.deps;
+    const { options, directory } = this.deps;
+    const holdPerWebhook = options.concurrencyPerWebhook * HOLD_FACTOR;
+    this.giveBackStale();
     do {
       this.pumpAgain = false;
-      const free = options.maxInFlight - this.inFlight.size;
+      const free = options.maxInFlight * HOLD_FACTOR - this.inFlight.size - this.waitingCount();
       if (!this.running || free <= 0) return;
-      const busy = [...this.perWebhook].filter(([, n]) => n >= options.concurrencyPerWebhook).map(([id]) => id);
-      const nowMs = clock.nowMs();
-      const limit = Math.min(free, CLAIM_BATCH);
-      const claimed = await store.claim(this.owner, nowMs, nowMs + options.timeoutMs + options.leaseMarginMs, limit, {
-        webhookIds: busy,
-        deliveryIds: [...this.unsettled],
-      });
-      if (claimed.length === 0) return;
-      await this.begin(claimed);
-      if (claimed.length === limit) this.pumpAgain = true;
+      const room = directory
+        .all()
+        .filter((w) => w.enabled)
+        .map((w) => ({ id: w.id, room: holdPerWebhook - this.heldBy(w.id) }));
+      let full = false;
+      if (room.every((w) => w.room > 0)) {
+        const limit = Math.min(free, CLAIM_BATCH);
+        full = (await this.claimInto(null, limit)) === limit;
+      } else {
+        for (const webhook of room.filter((w) => w.room > 0)) {
+          const limit = Math.min(free, CLAIM_BATCH, webhook.room);
+          if ((await this.claimInto(webhook.id, limit)) === limit) full = true;
+        }
+      }
+      if (full) this.pumpAgain = true;
     } while (this.pumpAgain);
   }
 
-  private async begin(claimed: ClaimedDelivery[]): Promise<void> {
-    const { store, directory, options } = this.deps;
+  /** Claims up to `limit` deliveries (of one webhook, or any) into the waiting queues and starts what it can; returns how many. */
+  private async claimInto(webhookId: string | null, limit: number): Promise<number> {
+    const { options, store, clock, directory } = this.deps;
+    const nowMs = clock.nowMs();
+    const leaseUntilMs = nowMs + options.timeoutMs + options.leaseMarginMs;
+    const claimed = await store.claim(this.owner, nowMs, leaseUntilMs, limit, { webhookId, skipDeliveryIds: [...this.unsettled] });
+    if (claimed.length === 0) return 0;
     const payloads = await store.payloads([...new Set(claimed.map((c) => c.event_id))]);
     if (claimed.some((c) => !directory.get(c.webhook_id))) await directory.refresh();
-    const excess: string[] = [];
+    const unknown: string[] = [];
     const orphans: string[] = [];
     for (const delivery of claimed) {
-      const webhook = directory.get(delivery.webhook_id);
       const payload = payloads.get(delivery.event_id);
-      if (payload === undefined) {
-        orphans.push(delivery.id);
-        continue;
+      if (payload === undefined) orphans.push(delivery.id);
+      // A webhook another instance created a moment ago may not be known here yet: left for the next pass.
+      else if (!directory.get(delivery.webhook_id)) unknown.push(delivery.id);
+      else {
+        const queue = this.waiting.get(delivery.webhook_id) ?? [];
+        queue.push({ delivery, payload, leaseUntilMs });
+        this.waiting.set(delivery.webhook_id, queue);
       }
-      const active = this.perWebhook.get(delivery.webhook_id) ?? 0;
-      // A webhook another instance created a moment ago may not be known here yet: try again on the next pass.
-      if (!webhook || !this.running || active >= options.concurrencyPerWebhook || this.inFlight.size >= options.maxInFlight) {
-        excess.push(delivery.id);
-        continue;
-      }
-      this.perWebhook.set(webhook.id, active + 1);
-      this.unsettled.add(delivery.id);
-      const controller = new AbortController();
-      const entry: InFlight = { webhookId: webhook.id, controller, done: Promise.resolve() };
-      this.inFlight.set(delivery.id, entry);
-      entry.done = this.attempt(delivery, webhook, payload, controller)
-        .catch((err) => {
-          this.deps.log.error({ err, delivery: delivery.id }, 'event delivery attempt failed unexpectedly');
-          this.released.push(delivery.id);
-        })
-        .finally(() => {
-          this.inFlight.delete(delivery.id);
-          const left = (this.perWebhook.get(webhook.id) ?? 1) - 1;
-          if (left > 0) this.perWebhook.set(webhook.id, left);
-          else this.perWebhook.delete(webhook.id);
-          this.scheduleFlush();
-          if (this.running) setImmediate(() => void this.pump());
-        });
     }
-    await store.release(this.owner, excess);
+    await store.release(this.owner, unknown);
     await store.deleteDeliveries(this.owner, orphans);
+    this.drain();
+    return claimed.length;
+  }
+
+  /** Deliveries this instance holds for a webhook: in flight plus claimed and waiting for a slot. */
+  private heldBy(webhookId: string): number {
+    return (this.perWebhook.get(webhookId) ?? 0) + (this.waiting.get(webhookId)?.length ?? 0);
+  }
+
+  private waitingCount(): number {
+    let n = 0;
+    for (const queue of this.waiting.values()) n += queue.length;
+    return n;
+  }
+
+  /** Waiting deliveries whose claim could run out during an attempt go back, for any instance to take. */
+  private giveBackStale(): void {
+    const latestStart = this.deps.clock.nowMs() + this.deps.options.timeoutMs + this.deps.options.leaseMarginMs / 2;
+    for (const [webhookId, queue] of this.waiting) {
+      const fresh = queue.filter((held) => held.leaseUntilMs >= latestStart);
+      if (fresh.length === queue.length) continue;
+      for (const held of queue) if (held.leaseUntilMs < latestStart) this.released.push(held.delivery.id);
+      if (fresh.length > 0) this.waiting.set(webhookId, fresh);
+      else this.waiting.delete(webhookId);
+      this.scheduleFlush();
+    }
+  }
+
+  /**
+   * Starts waiting deliveries where their webhook has a free slot. One whose claim
+   * would run out before its attempt could end is given back instead, so no other
+   * instance can take it over while it is still being attempted here.
+   */
+  private drain(): void {
+    const { options, clock } = this.deps;
+    const latestStart = clock.nowMs() + options.timeoutMs + options.leaseMarginMs / 2;
+    for (const [webhookId, queue] of this.waiting) {
+      while (queue.length > 0 && this.running && (this.perWebhook.get(webhookId) ?? 0) < options.concurrencyPerWebhook && this.inFlight.size < options.maxInFlight) {
+        const held = queue.shift() as Held;
+        const webhook = this.deps.directory.get(webhookId);
+        if (held.leaseUntilMs < latestStart || !webhook) {
+          this.released.push(held.delivery.id);
+          this.scheduleFlush();
+          continue;
+        }
+        this.launch(held, webhook);
+      }
+      if (queue.length === 0) this.waiting.delete(webhookId);
+    }
+  }
+
+  private launch({ delivery, payload }: Held, webhook: StoredWebhook): void {
+    this.perWebhook.set(webhook.id, (this.perWebhook.get(webhook.id) ?? 0) + 1);
+    this.unsettled.add(delivery.id);
+    const controller = new AbortController();
+    const entry: InFlight = { webhookId: webhook.id, controller, done: Promise.resolve() };
+    this.inFlight.set(delivery.id, entry);
+    entry.done = this.attempt(delivery, webhook, payload, controller)
+      .catch((err) => {
+        this.deps.log.error({ err, delivery: delivery.id }, 'event delivery attempt failed unexpectedly');
+        this.released.push(delivery.id);
+      })
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        const left = (this.perWebhook.get(webhook.id) ?? 1) - 1;
+        if (left > 0) this.perWebhook.set(webhook.id, left);
+        else this.perWebhook.delete(webhook.id);
+        this.scheduleFlush();
+        this.drain();
+        if ((this.waiting.get(webhook.id)?.length ?? 0) < this.deps.options.concurrencyPerWebhook) this.schedulePump();
+      });
   }
 
   private async attempt(delivery: ClaimedDelivery, webhook: StoredWebhook, payloadText: string, controller: AbortController): Promise<void> {
@@ -320,18 +408,21 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Stops claiming, gives attempts in flight a grace period, then abandons the
-   * rest (their claims are released, so they are attempted again at once by
-   * another instance or the next start) and records every outcome.
+   * Claims once more, stops claiming, gives attempts in flight a grace period,
+   * then abandons the rest (their claims are released, so they are attempted
+   * again at once by another instance or the next start) and records every outcome.
    */
   async stop(): Promise<void> {
     if (!this.running) return;
-    this.running = false;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     if (this.followUp) clearTimeout(this.followUp);
     this.followUp = null;
-    await this.pumping;
+    // One last claim, so that what was recorded just now (the shutdown events) is attempted within the grace period.
+    await this.pump();
+    this.running = false;
+    for (const queue of this.waiting.values()) for (const held of queue) this.released.push(held.delivery.id);
+    this.waiting.clear();
     const pending = () => Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
     let graceTimer: NodeJS.Timeout | undefined;
     await Promise.race([pending(), new Promise((resolve) => (graceTimer = setTimeout(resolve, this.deps.options.shutdownGraceMs)))]);

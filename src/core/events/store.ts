@@ -225,8 +225,8 @@ export class EventsStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries of enabled webhooks for `owner` until
-   * `leaseUntilMs`, skipping webhooks at their concurrency limit and deliveries the
+   * Claims up to `limit` due deliveries of enabled webhooks (of one webhook, when
+   * `webhookId` is given) for `owner` until `leaseUntilMs`, skipping deliveries the
    * caller still has under way. PostgreSQL skips rows another instance is claiming
    * right now (FOR UPDATE SKIP LOCKED); SQLite has a single writer, so the UPDATE
    * alone is atomic.
@@ -236,7 +236,7 @@ export class EventsStore {
     nowMs: number,
     leaseUntilMs: number,
     limit: number,
-    skip: { webhookIds: string[]; deliveryIds: string[] },
+    scope: { webhookId: string | null; skipDeliveryIds: string[] },
   ): Promise<ClaimedDelivery[]> {
     const due = this.db
       .selectFrom('event_delivery as d')
@@ -246,8 +246,8 @@ export class EventsStore {
       .where('d.next_attempt_ms', '<=', nowMs)
       .where((eb) => eb.or([eb('d.lease_expires_ms', 'is', null), eb('d.lease_expires_ms', '<=', nowMs)]))
       .where('w.enabled', '=', true)
-      .$if(skip.webhookIds.length > 0, (qb) => qb.where('d.webhook_id', 'not in', skip.webhookIds))
-      .$if(skip.deliveryIds.length > 0, (qb) => qb.where('d.id', 'not in', skip.deliveryIds))
+      .$if(scope.webhookId !== null, (qb) => qb.where('d.webhook_id', '=', scope.webhookId as string))
+      .$if(scope.skipDeliveryIds.length > 0, (qb) => qb.where('d.id', 'not in', scope.skipDeliveryIds))
       .orderBy('d.next_attempt_ms')
       .limit(limit)
       .$if(this.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked());

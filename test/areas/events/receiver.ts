@@ -30,7 +30,10 @@ export class Receiver {
   readonly received: Received[] = [];
   /** Highest number of requests in flight at once for any one webhook-id. */
   maxConcurrentPerId = 0;
+  /** Highest number of requests in flight at once. */
+  maxConcurrent = 0;
   private readonly inFlight = new Map<string, number>();
+  private open = 0;
   private waiters: (() => void)[] = [];
 
   private constructor(
@@ -70,11 +73,16 @@ export class Receiver {
     const now = (this.inFlight.get(id) ?? 0) + 1;
     this.inFlight.set(id, now);
     this.maxConcurrentPerId = Math.max(this.maxConcurrentPerId, now);
+    this.maxConcurrent = Math.max(this.maxConcurrent, ++this.open);
+    // Over when answered, or when the sender gives up (a hung request is aborted by its timeout).
+    res.once('close', () => {
+      this.open -= 1;
+      this.inFlight.set(id, (this.inFlight.get(id) ?? 1) - 1);
+    });
     this.notify();
     const reply = this.behaviour(request, index);
     if (reply.hang) return;
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-    this.inFlight.set(id, (this.inFlight.get(id) ?? 1) - 1);
     res.writeHead(reply.status ?? 200, reply.headers ?? {});
     res.end(reply.body ?? '');
   }

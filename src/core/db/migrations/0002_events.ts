@@ -52,7 +52,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
+  // Claims: every due delivery, or the due deliveries of one webhook; the log: one webhook's deliveries, newest first.
   await db.schema.createIndex('event_delivery_due_idx').on('event_delivery').columns(['status', 'next_attempt_ms']).execute();
-  await db.schema.createIndex('event_delivery_webhook_idx').on('event_delivery').columns(['webhook_id', 'created_at']).execute();
+  await db.schema.createIndex('event_delivery_webhook_due_idx').on('event_delivery').columns(['webhook_id', 'status', 'next_attempt_ms']).execute();
+  await db.schema.createIndex('event_delivery_webhook_log_idx').on('event_delivery').columns(['webhook_id', 'id']).execute();
   await db.schema.createIndex('event_delivery_event_idx').on('event_delivery').column('event_id').execute();
 }
