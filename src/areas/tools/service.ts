@@ -3,7 +3,7 @@ import type { AccessService, AccessSubject, SharingRule } from '../../core/acces
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
-import { ERROR, HttpError, badRequest, unauthorized } from '../../core/http/errors.js';
+import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
 import { PluginError } from '../../core/python/errors.js';
 import {
   type PythonHost,
@@ -330,7 +330,8 @@ export class ToolsService {
       meta: { description: form.meta.description ?? null, manifest: extraction.manifest, has_user_valves: extraction.hasUserValves },
     };
     return this.core.db.transaction().execute(async (trx) => {
-      await this.store(trx).update(id, fields, now);
+      // Deleted meanwhile: answer as for a missing tool.
+      if (!(await this.store(trx).update(id, fields, now))) throw unauthorized(ERROR.NOT_FOUND);
       const stored = grants ? await this.access.replaceGrants(RESOURCE, id, grants, trx) : await this.access.grantsOf(RESOURCE, id, trx);
       await this.core.events.publish({ event: 'tool.updated', actor: user, subjectId: id, subjectType: 'tool', data: { name: fields.name } }, trx);
       return this.view({ ...tool, ...fields, updated_at: now }, stored);
@@ -343,6 +344,7 @@ export class ToolsService {
     if (!(await this.canWrite(user, tool))) throw unauthorized(ERROR.UNAUTHORIZED);
     const grants = await this.access.prepareGrants(user, form.access_grants, SHARING);
     return this.core.db.transaction().execute(async (trx) => {
+      if (!(await this.store(trx).exists(id))) throw notFound();
       const stored = await this.access.replaceGrants(RESOURCE, id, grants, trx);
       await this.core.events.publish({ event: 'tool.access_updated', actor: user, subjectId: id, subjectType: 'tool', data: { name: tool.name } }, trx);
       return this.view(tool, stored);
@@ -400,7 +402,7 @@ export class ToolsService {
     const valves = await this.validate(tool, 'valves', body);
     const now = this.core.clock.now();
     await this.core.db.transaction().execute(async (trx) => {
-      await this.store(trx).setValves(id, this.cipher.seal(valves), now);
+      if (!(await this.store(trx).setValves(id, this.cipher.seal(valves), now))) throw unauthorized(ERROR.NOT_FOUND);
       await this.core.events.publish({ event: 'tool.valves_updated', actor: user, subjectId: id, subjectType: 'tool' }, trx);
     });
     return valves;

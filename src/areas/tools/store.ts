@@ -128,8 +128,9 @@ export class ToolStore {
       .execute();
   }
 
-  async update(id: string, fields: ToolWrite, now: number): Promise<void> {
-    await this.db
+  /** False when there is no such tool. */
+  async update(id: string, fields: ToolWrite, now: number): Promise<boolean> {
+    const result = await this.db
       .updateTable('tool')
       .set({
         name: fields.name,
@@ -140,11 +141,18 @@ export class ToolStore {
         updated_at: now,
       })
       .where('id', '=', id)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
-  async setValves(id: string, valves: unknown, now: number): Promise<void> {
-    await this.db.updateTable('tool').set({ valves: toJson(valves), version: randomUUID(), updated_at: now }).where('id', '=', id).execute();
+  /** False when there is no such tool. */
+  async setValves(id: string, valves: unknown, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tool')
+      .set({ valves: toJson(valves), version: randomUUID(), updated_at: now })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   async delete(id: string): Promise<boolean> {
