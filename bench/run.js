@@ -18,7 +18,7 @@ import { scenarios as allScenarios } from './scenarios/index.js';
  */
 const { values: flags } = parseArgs({
   options: {
-    duration: { type: 'string', default: '6' },
+    duration: { type: 'string' },
     warmup: { type: 'string', default: '2' },
     reps: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
@@ -27,8 +27,8 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean', default: false },
   },
 });
+const scenarios = allScenarios.filter((s) => !flags.only || s.name.includes(flags.only));
 const settings = {
-  seconds: Number(flags.duration),
   warmupSeconds: Number(flags.warmup),
   reps: Number(flags.reps),
   connections: Number(flags.connections),
@@ -41,15 +41,29 @@ const SETTLE_MS = 1000; // after ready, before reading idle memory
 const DISTURBED = 0.25;
 const RETRIES_PER_SCENARIO = 2;
 
+/**
+ * Seconds per load run unless `--duration` says otherwise: 6, shortened (to 3 at
+ * least) as scenarios are added so that the load phase stays near LOAD_BUDGET_SECONDS
+ * and a whole `npm run bench` under 5 minutes.
+ */
+const LOAD_BUDGET_SECONDS = 170;
+function defaultDuration(count) {
+  const runs = 2 * settings.reps + RETRIES_PER_SCENARIO;
+  const fixed = 2 * settings.warmupSeconds + runs * 0.5; // warm-ups, process start per run
+  const fits = Math.floor((LOAD_BUDGET_SECONDS / Math.max(1, count) - fixed) / runs);
+  return Math.max(3, Math.min(6, fits));
+}
+settings.seconds = flags.duration ? Number(flags.duration) : defaultDuration(scenarios.length);
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = path.join(root, 'bench', 'results');
 const floorScript = path.join(root, 'bench', 'lib', 'floor-server.js');
 const profileDir = path.join(root, '.tmp', 'bench-profiles');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
-const scenarios = allScenarios.filter((s) => !flags.only || s.name.includes(flags.only));
 const running = new Set();
 
-const log = (message) => process.stderr.write(`bench: ${message}\n`);
+const began = Date.now();
+const log = (message) => process.stderr.write(`bench ${String(Math.round((Date.now() - began) / 1000)).padStart(3)} s: ${message}\n`);
 
 /** A fresh, empty data folder for every Parley start; only the variables Parley reads. */
 function parleyEnv() {
@@ -112,6 +126,7 @@ async function prepare(parley) {
   const prepared = [];
   for (const scenario of scenarios) {
     try {
+      log(`${scenario.name}: setup`);
       const request = { method: 'GET', headers: {}, ...scenario.request, ...(scenario.setup ? await scenario.setup(ctx) : {}) };
       const answer = await ctx.call(request.method, request.path, request.body, { headers: request.headers });
       if (answer.status < 200 || answer.status > 299) {
@@ -283,8 +298,7 @@ function header(results) {
 async function main() {
   if (!existsSync(path.join(root, 'dist', 'main.js'))) throw new Error('dist/main.js missing: run `npm run build` first');
   pinSelf();
-  const perScenario = settings.warmupSeconds * 2 + settings.seconds * settings.reps * 2;
-  log(`${scenarios.length} scenarios, about ${Math.ceil((scenarios.length * (perScenario + 2) + settings.starts * 2 + 10) / 60)} min`);
+  log(`${scenarios.length} scenarios, ${settings.reps} × ${settings.seconds} s runs each`);
   const results = { date: new Date().toISOString(), machine: machine(), settings, targets: TARGETS, scenarios: [] };
   const others = otherLoad();
 
