@@ -414,8 +414,12 @@ export class UsersService {
   /** Replaces the user's variables with a checked set. */
   async updateVariables(user: UserRecord, variables: Record<string, unknown>): Promise<{ variables: Record<string, string> }> {
     const valid = validateUserVariables(variables);
-    const updated = await this.update(user.id, { variables: valid });
-    if (!updated) throw badRequest(ERROR.USER_NOT_FOUND);
+    await this.core.db.transaction().execute(async (trx) => {
+      const updated = await this.update(user.id, { variables: valid }, trx);
+      if (!updated) throw badRequest(ERROR.USER_NOT_FOUND);
+      // 0.11.0 operation; the event says which user, never the values.
+      await this.core.events.publish({ event: 'user.variables_updated', actor: user, subjectId: user.id, subjectType: 'user' }, trx);
+    });
     return { variables: valid };
   }
 
