@@ -1,0 +1,53 @@
+import { type UserRecord, isAdmin } from '../../core/auth/user.js';
+import type { Realtime } from '../../core/realtime/server.js';
+import { type Json, isObject } from '../chats/history.js';
+import type { ChatsService } from '../chats/service.js';
+
+/** Chats that are not stored: the browser's temporary chats (`temporary:`/`local:<socket id>`) and channel threads. */
+const TEMPORARY_PREFIXES = ['temporary:', 'local:'];
+const UNSAVED_PREFIXES = [...TEMPORARY_PREFIXES, 'channel:'];
+
+export const isSavedChatId = (chatId: string | null | undefined): chatId is string => Boolean(chatId) && !UNSAVED_PREFIXES.some((p) => chatId!.startsWith(p));
+
+/** The socket id a temporary chat belongs to; null for other chats. */
+export function temporarySessionId(chatId: string): string | null {
+  const prefix = TEMPORARY_PREFIXES.find((p) => chatId.startsWith(p));
+  return prefix ? chatId.slice(prefix.length) : null;
+}
+
+/** The chat's owner; admins for any chat that exists (is_chat_owner or admin, as the reference's routes check). */
+export async function ownsChat(chats: ChatsService, user: UserRecord, chatId: string): Promise<boolean> {
+  if (isAdmin(user)) return (await chats.messages(chatId)) !== null;
+  return (await chats.own(user, chatId).catch(() => null)) !== null;
+}
+
+/**
+ * The live events of one assistant message, sent to every socket of the chat's
+ * owner as `events` `{chat_id, message_id, data: {type, data}}` (the
+ * reference's `__event_emitter__`). Events from tools are also kept in the
+ * stored message (status history, appended content, sources, files, embeds).
+ */
+export class MessageEvents {
+  constructor(
+    private readonly realtime: Realtime,
+    private readonly chats: ChatsService,
+    readonly userId: string,
+    readonly chatId: string,
+    readonly messageId: string,
+  ) {}
+
+  send(type: string, data?: unknown): void {
+    this.emit({ type, ...(data === undefined ? {} : { data }) });
+  }
+
+  private emit(event: Json): void {
+    this.realtime.emitToUser(this.userId, 'events', { chat_id: this.chatId, message_id: this.messageId, data: event });
+  }
+
+  /** A tool's `__event_emitter__(event)`. */
+  async fromTool(event: unknown): Promise<void> {
+    if (!isObject(event) || typeof event.type !== 'string') return;
+    this.emit(event);
+    if (isSavedChatId(this.chatId)) await this.chats.applyMessageEvent(this.chatId, this.messageId, { type: event.type, data: isObject(event.data) ? event.data : {} });
+  }
+}

@@ -1,0 +1,224 @@
+import type { Server as HttpServer } from 'node:http';
+import { createAdapter } from '@socket.io/redis-adapter';
+import type { Redis } from 'ioredis';
+import { Server, type Socket } from 'socket.io';
+import type { TokenService } from '../auth/tokens.js';
+import type { UserRecord } from '../auth/user.js';
+import type { RealtimeOptions } from './options.js';
+import { connectRedis, disconnectRedis } from './redis.js';
+
+/**
+ * The socket.io server the web frontend keeps open (`/ws/socket.io`, the
+ * reference's socket/main.py). A socket whose handshake token names a verified
+ * user joins the room `user:{id}`; every chat event for that user goes to that
+ * room, so each of their tabs sees it. Each socket is also alone in the room
+ * named by its id (the frontend's `session_id`), which tools reach through
+ * `callSession`. With Redis, every instance shares the rooms (the Redis adapter).
+ */
+export interface RealtimeUser {
+  id: string;
+  name: string;
+  role: string;
+}
+
+/** A connected socket as handlers see it. */
+export interface RealtimeClient {
+  sessionId: string;
+  /** The verified user of the handshake or of a later `user-join`; null while anonymous. */
+  user: RealtimeUser | null;
+  join(room: string): void;
+}
+
+export type ClientEventHandler = (client: RealtimeClient, data: Record<string, unknown>) => unknown;
+
+export interface RealtimeDeps {
+  tokens: TokenService;
+  userById(id: string): Promise<UserRecord | null>;
+  /** A heartbeat marks the user active. */
+  touch(user: UserRecord): void;
+  log: { warn(details: object, message: string): void; debug(details: object, message: string): void };
+}
+
+/** How long a `usage` report keeps a model "in use" (the reference's TIMEOUT_DURATION). */
+const USAGE_TTL_MS = 3000;
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+export class Realtime {
+  private io: Server | null = null;
+  private redis: { pub: Redis; sub: Redis } | null = null;
+  private readonly handlers = new Map<string, ClientEventHandler>();
+  /** Model id → socket id → last `usage` report (ms): the models this instance's clients are waiting on. */
+  private readonly usage = new Map<string, Map<string, number>>();
+
+  constructor(
+    private readonly options: RealtimeOptions,
+    private readonly deps: RealtimeDeps,
+  ) {}
+
+  /** A token that names a verified user (user or admin), as the reference's get_verified_user_by_token; API keys are not accepted. */
+  async userOfToken(token: unknown): Promise<UserRecord | null> {
+    if (typeof token !== 'string' || !token || token.startsWith('sk-')) return null;
+    const claims = await this.deps.tokens.verify(token);
+    if (!claims) return null;
+    const user = await this.deps.userById(claims.id);
+    return user && (user.role === 'user' || user.role === 'admin') ? user : null;
+  }
+
+  /** Registers what a client event does (areas add theirs: `events:chat`, ...). The handler's result is the ack. */
+  on(event: string, handler: ClientEventHandler): void {
+    this.handlers.set(event, handler);
+  }
+
+  /** Starts serving on the HTTP server's upgrade path. */
+  async attach(server: HttpServer): Promise<void> {
+    const origins = this.options.corsOrigins;
+    const io = new Server(server, {
+      path: '/ws/socket.io',
+      transports: this.options.websocket ? ['websocket'] : ['polling'],
+      allowUpgrades: this.options.websocket,
+      pingInterval: this.options.pingIntervalMs,
+      pingTimeout: this.options.pingTimeoutMs,
+      cors: { origin: origins.includes('*') ? '*' : origins, credentials: !origins.includes('*') },
+      serveClient: false,
+      maxHttpBufferSize: 16 * 1024 * 1024,
+    });
+    if (this.options.redisUrl) {
+      const pub = connectRedis(this.options.redisUrl, this.deps.log, 'socket-pub');
+      const sub = connectRedis(this.options.redisUrl, this.deps.log, 'socket-sub');
+      this.redis = { pub, sub };
+      io.adapter(createAdapter(pub, sub, { key: `${this.options.redisKeyPrefix}:socket.io`, publishOnSpecificResponseChannel: true }));
+    }
+    io.on('connection', (socket) => this.connected(socket));
+    this.io = io;
+  }
+
+  private client(socket: Socket): RealtimeClient {
+    return {
+      sessionId: socket.id,
+      user: (socket.data.user as RealtimeUser | undefined) ?? null,
+      join: (room) => void socket.join(room),
+    };
+  }
+
+  private signIn(socket: Socket, user: UserRecord): void {
+    socket.data.user = { id: user.id, name: user.name, role: user.role } satisfies RealtimeUser;
+    void socket.join(`user:${user.id}`);
+  }
+
+  /** Connections are never refused (`always_connect`); only a good token joins a room. */
+  private connected(socket: Socket): void {
+    const auth = isObject(socket.handshake.auth) ? socket.handshake.auth : {};
+    const ready = this.userOfToken(auth.token).then(
+      (user) => {
+        if (user) this.signIn(socket, user);
+      },
+      (error: unknown) => this.deps.log.warn({ err: String(error) }, 'Socket handshake check failed'),
+    );
+
+    socket.onAny((event: string, ...args: unknown[]) => {
+      const ack = typeof args.at(-1) === 'function' ? (args.pop() as (value: unknown) => void) : null;
+      const data = isObject(args[0]) ? args[0] : {};
+      // Events sent right after connecting wait until the handshake's token was checked.
+      void ready
+        .then(() => this.dispatch(socket, event, data))
+        .then(
+          (result) => ack?.(result ?? null),
+          (error: unknown) => {
+            this.deps.log.warn({ event, err: error instanceof Error ? error.message : String(error) }, 'Socket event failed');
+            ack?.(null);
+          },
+        );
+    });
+
+    socket.on('disconnect', () => {
+      for (const [model, sessions] of this.usage) {
+        sessions.delete(socket.id);
+        if (sessions.size === 0) this.usage.delete(model);
+      }
+    });
+  }
+
+  private async dispatch(socket: Socket, event: string, data: Record<string, unknown>): Promise<unknown> {
+    switch (event) {
+      case 'user-join': {
+        const user = await this.userOfToken(isObject(data.auth) ? data.auth.token : undefined);
+        if (!user) return null;
+        this.signIn(socket, user);
+        return { id: user.id, name: user.name };
+      }
+      case 'heartbeat': {
+        const current = socket.data.user as RealtimeUser | undefined;
+        const user = current ? await this.deps.userById(current.id) : null;
+        if (user) this.deps.touch(user);
+        return null;
+      }
+      case 'usage': {
+        if (!socket.data.user || typeof data.model !== 'string') return null;
+        const sessions = this.usage.get(data.model) ?? new Map<string, number>();
+        sessions.set(socket.id, Date.now());
+        this.usage.set(data.model, sessions);
+        return null;
+      }
+      default: {
+        const handler = this.handlers.get(event);
+        return handler ? handler(this.client(socket), data) : null;
+      }
+    }
+  }
+
+  /** Models some client of this instance is waiting on (reported by `usage` within the last 3 s). */
+  modelsInUse(): string[] {
+    const since = Date.now() - USAGE_TTL_MS;
+    return [...this.usage].filter(([, sessions]) => [...sessions.values()].some((at) => at >= since)).map(([model]) => model);
+  }
+
+  /** Sends `event` to every socket of a user, on every instance. */
+  emitToUser(userId: string, event: string, payload: unknown): void {
+    this.io?.to(`user:${userId}`).emit(event, payload);
+  }
+
+  emitToRoom(room: string, event: string, payload: unknown): void {
+    this.io?.to(room).emit(event, payload);
+  }
+
+  /** The user a socket (on any instance) is signed in as; null when it is gone or anonymous. */
+  async sessionOwner(sessionId: string): Promise<string | null> {
+    if (!this.io) return null;
+    const sockets = await this.io.in(sessionId).fetchSockets();
+    const user = sockets[0]?.data.user as RealtimeUser | undefined;
+    return user?.id ?? null;
+  }
+
+  /**
+   * Sends `event` to one socket and waits for its acknowledgement (the
+   * reference's `sio.call`, for `__event_call__`): only to a socket of
+   * `userId`. Failures come back as `{error}` as the reference's do.
+   */
+  async callSession(sessionId: string, userId: string, event: string, payload: unknown): Promise<unknown> {
+    if (!this.io || (await this.sessionOwner(sessionId)) !== userId) return { error: 'Client session disconnected.' };
+    const target = this.io.to(sessionId);
+    try {
+      const timeout = this.options.eventCallTimeoutMs;
+      const replies: unknown[] = timeout === null ? await target.timeout(2 ** 31 - 1).emitWithAck(event, payload) : await target.timeout(timeout).emitWithAck(event, payload);
+      return replies.length > 0 ? replies[0] : { error: 'Client session disconnected.' };
+    } catch {
+      return { error: 'Event call timed out. The browser tab may be inactive or closed.' };
+    }
+  }
+
+  async close(): Promise<void> {
+    const io = this.io;
+    this.io = null;
+    if (io) {
+      io.local.disconnectSockets(true);
+      // Not io.close(): that also closes the HTTP server, which Fastify owns.
+      io.engine.close();
+      await io.of('/').adapter.close();
+    }
+    if (this.redis) {
+      await Promise.all([disconnectRedis(this.redis.pub), disconnectRedis(this.redis.sub)]);
+      this.redis = null;
+    }
+  }
+}

@@ -1,0 +1,189 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A scriptable OpenAI-compatible model for the chat pipeline's tests: each
+ * `POST /chat/completions` is answered by `script(body)`, which says what to
+ * write (text streamed word by word, tool calls), how fast, and whether to
+ * break the connection midway or stream until the client goes away. The
+ * default script answers the task prompts (titles, tags, follow-ups) with their
+ * JSON and echoes the last user message otherwise.
+ */
+export interface ModelReply {
+  text?: string;
+  toolCalls?: { name: string; arguments: string | Record<string, unknown>; id?: string }[];
+  /** Pause before each chunk (ms). */
+  delayMs?: number;
+  /** Destroys the connection after this many content chunks. */
+  breakAfter?: number;
+  /** Keeps streaming ` more<i>` until the client goes away. */
+  endless?: boolean;
+  /** An error answer instead. */
+  status?: number;
+  error?: string;
+}
+
+export type Script = (body: any) => ModelReply | Promise<ModelReply>;
+
+export interface FakeModel {
+  url: string;
+  /** Every chat request's body, in order. */
+  requests: any[];
+  models: string[];
+  script: Script;
+  /** Streams being written now, and those whose client left before the end. */
+  open: number;
+  cancelled: number;
+  /** Chat requests that are not task prompts (titles, tags, follow-ups). */
+  chatRequests(): any[];
+  waitFor(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const TITLE = 'A Fake Title';
+export const TAGS = ['Testing', 'Fakes'];
+export const FOLLOW_UPS = ['What else?', 'Why?'];
+
+const TASK_MARKERS = ['Generate a concise title', 'Generate 1-3 broad tags', 'Suggest 3-5 relevant follow-up'];
+
+export function lastUserText(messages: any[]): string {
+  const last = [...(messages ?? [])].reverse().find((m) => m?.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  return Array.isArray(last.content) ? last.content.map((p: any) => p?.text ?? '').join('') : '';
+}
+
+export const isTaskPrompt = (body: any) => TASK_MARKERS.some((marker) => lastUserText(body?.messages).includes(marker));
+
+export const defaultScript: Script = (body) => {
+  const prompt = lastUserText(body?.messages);
+  if (prompt.includes(TASK_MARKERS[0])) return { text: JSON.stringify({ title: TITLE }) };
+  if (prompt.includes(TASK_MARKERS[1])) return { text: JSON.stringify({ tags: TAGS }) };
+  if (prompt.includes(TASK_MARKERS[2])) return { text: JSON.stringify({ follow_ups: FOLLOW_UPS }) };
+  return { text: `You said: ${prompt}` };
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function chunk(model: string, delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) {
+  return `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+}
+
+async function readJson(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const piece of req) chunks.push(piece as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : null;
+}
+
+function json(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+export async function startFakeModel(models: string[] = ['fake-model']): Promise<FakeModel> {
+  let server: Server;
+  const fake: FakeModel = {
+    url: '',
+    requests: [],
+    models,
+    script: defaultScript,
+    open: 0,
+    cancelled: 0,
+    chatRequests: () => fake.requests.filter((body) => !isTaskPrompt(body)),
+    async waitFor(check, what, timeoutMs = 5000) {
+      const start = Date.now();
+      while (!check()) {
+        if (Date.now() - start > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
+        await sleep(5);
+      }
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+
+  async function answer(req: IncomingMessage, res: ServerResponse) {
+    const body = await readJson(req);
+    fake.requests.push(body);
+    const reply = await fake.script(body);
+    const model = String(body?.model ?? '');
+    if (reply.status) return json(res, reply.status, { error: { message: reply.error ?? 'The provider broke', type: 'server_error' } });
+    const words = (reply.text ?? '').split(' ').filter(Boolean).map((w, i) => (i === 0 ? w : ` ${w}`));
+    const calls = (reply.toolCalls ?? []).map((call, i) => ({
+      id: call.id ?? `call_${i}_${Math.random().toString(36).slice(2, 8)}`,
+      name: call.name,
+      arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+    }));
+    const usage = { prompt_tokens: 5, completion_tokens: words.length, total_tokens: 5 + words.length };
+    if (!body?.stream) {
+      const message: Record<string, unknown> = { role: 'assistant', content: words.join('') || null };
+      if (calls.length > 0) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      return json(res, 200, {
+        id: 'chatcmpl-fake',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }],
+        usage,
+      });
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    fake.open++;
+    let gone = false;
+    res.on('close', () => {
+      fake.open--;
+      if (!res.writableFinished) {
+        gone = true;
+        fake.cancelled++;
+      }
+    });
+    const write = async (text: string) => {
+      if (reply.delayMs) await sleep(reply.delayMs);
+      if (!gone) res.write(text);
+    };
+    await write(chunk(model, { role: 'assistant', content: '' }));
+    for (const [i, word] of words.entries()) {
+      if (gone) return;
+      if (reply.breakAfter !== undefined && i >= reply.breakAfter) {
+        res.destroy();
+        return;
+      }
+      await write(chunk(model, { content: word }));
+    }
+    for (let i = 0; reply.endless && !gone; i++) {
+      await write(chunk(model, { content: ` more${i}` }));
+      await sleep(reply.delayMs ? 0 : 20);
+    }
+    for (const [index, call] of calls.entries()) {
+      await write(chunk(model, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      await write(chunk(model, { tool_calls: [{ index, function: { arguments: call.arguments } }] }));
+    }
+    await write(chunk(model, {}, calls.length > 0 ? 'tool_calls' : 'stop'));
+    if (body?.stream_options?.include_usage) await write(`data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [], usage })}\n\n`);
+    await write('data: [DONE]\n\n');
+    if (!gone) res.end();
+  }
+
+  server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && (path === '/models' || path === '/v1/models')) {
+      return json(res, 200, { object: 'list', data: fake.models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) });
+    }
+    if (req.method === 'POST' && (path === '/chat/completions' || path === '/v1/chat/completions')) {
+      answer(req, res).catch((error) => {
+        if (!res.headersSent) json(res, 500, { error: { message: String(error) } });
+        else res.destroy();
+      });
+      return;
+    }
+    json(res, 404, { error: `no route ${req.method} ${path}` });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return fake;
+}
