@@ -54,7 +54,7 @@ def _params(op: str, args: dict) -> dict:
     call = current_call.get()
     if call is None or _channel is None:
         raise RuntimeError(
-            f'open_webui ({op}): Parley can only be reached while a tool call is running: '
+            f'open_webui ({op}): Parley can only be reached while a tool call made for a user is running: '
             'not at import or load time, and not from a thread the call did not start '
             '(use asyncio.to_thread or run_in_threadpool, which carry the call)'
         )

@@ -259,8 +259,11 @@ describe('open_webui compatibility package', () => {
       const atImport = `from open_webui.models.users import Users\nUsers.get_num_users()\n\nclass Tools:\n    pass\n`;
       const res = await server.api.post('/api/v1/tools/create', toolBody('compat_at_import', { content: atImport }), { token: admin.token });
       expect(res.status).toBe(400);
-      expect(res.body.detail).toContain('Parley can only be reached while a tool call is running');
-      await expect(server.parley.services.tools.callTool('users_tool', 'me_sync', {}, {})).rejects.toMatchObject({ code: 'python_error' });
+      expect(res.body.detail).toContain('Parley can only be reached while a tool call made for a user is running');
+      await expect(server.parley.services.tools.callTool('users_tool', 'counts', {}, {})).rejects.toMatchObject({
+        code: 'python_error',
+        message: expect.stringContaining('Parley can only be reached while a tool call made for a user is running'),
+      });
     });
   });
 
