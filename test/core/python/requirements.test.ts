@@ -87,6 +87,14 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
     expect(packages.some((entry) => entry.startsWith('pydantic'))).toBe(false);
   });
 
+  it('counts the standard tool environment as installed (docs/plugin-compat.md)', async () => {
+    const content = toolNeeding('fastapi, aiohttp, httpx, requests, beautifulsoup4, pytz', 'bs4').replace('return bs4.VALUE', 'return 0');
+    await host.extract('uses_standard', content);
+    const site = path.join(dataDir, 'plugin-host', 'venv', 'lib');
+    const packages = readdirSync(path.join(site, readdirSync(site)[0], 'site-packages'));
+    expect(packages.filter((entry) => /^(fastapi|aiohttp|httpx|requests|bs4|beautifulsoup4|pytz)/i.test(entry))).toEqual([]);
+  });
+
   it('installs each exact requirement once per process', async () => {
     const before = logged.length;
     await host.extract('alpha_again', toolNeeding(alpha, 'parley_alpha_pkg').replace('title: needs', 'title: again'));
