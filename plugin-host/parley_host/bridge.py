@@ -29,6 +29,7 @@ from types import CodeType
 from typing import Any, Callable, Coroutine, Generator
 
 from .protocol import Channel, RemoteError
+from .results import to_json
 
 current_call: contextvars.ContextVar[Any] = contextvars.ContextVar('parley_current_call', default=None)
 
@@ -58,7 +59,8 @@ def _params(op: str, args: dict) -> dict:
             'not at import or load time, and not from a thread the call did not start '
             '(use asyncio.to_thread or run_in_threadpool, which carry the call)'
         )
-    return {'call': call, 'op': op, 'args': args}
+    # Models and other objects a plugin passes along (form data, metadata) travel as JSON.
+    return {'call': call, 'op': op, 'args': to_json(args)}
 
 
 class ParleyPermissionError(ParleyAPIError, PermissionError):
