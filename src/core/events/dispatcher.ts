@@ -24,8 +24,6 @@ export interface DispatcherDeps {
   message: MessageContext;
   /** Switches a webhook off and says so with an event. */
   disable(webhookId: string, reason: DisableReason, detail: Record<string, unknown>): Promise<void>;
-  /** Spreads retry delays; replaceable so tests can pin the schedule. */
-  random?: () => number;
 }
 
 /** Claims taken per query; more are taken as soon as slots free up. */
@@ -47,7 +45,6 @@ interface Held {
 }
 
 interface InFlight {
-  webhookId: string;
   controller: AbortController;
   done: Promise<void>;
 }
@@ -80,11 +77,9 @@ export class WebhookDispatcher {
   private running = false;
   private timers: NodeJS.Timeout[] = [];
   private followUp: NodeJS.Timeout | null = null;
-  private readonly random: () => number;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.owner = `${deps.options.stableInstanceId ?? randomUUID()}/${randomUUID()}`;
-    this.random = deps.random ?? Math.random;
     this.agent = new Agent({
       connect: { lookup: deps.guard.lookup, timeout: Math.min(deps.options.timeoutMs, 10_000) },
       connections: deps.options.concurrencyPerWebhook,
@@ -110,7 +105,7 @@ export class WebhookDispatcher {
   /** Looks for due deliveries now (and once more shortly after, for a transaction still committing). */
   wake(): void {
     if (!this.running) return;
-    setImmediate(() => void this.pump());
+    this.schedulePump();
     if (!this.followUp) {
       this.followUp = setTimeout(() => {
         this.followUp = null;
@@ -230,7 +225,8 @@ export class WebhookDispatcher {
   /**
    * Starts waiting deliveries where their webhook has a free slot. One whose claim
    * would run out before its attempt could end is given back instead, so no other
-   * instance can take it over while it is still being attempted here.
+   * instance can take it over while it is still being attempted here; so is one
+   * whose webhook was switched off meanwhile.
    */
   private drain(): void {
     const { options, clock } = this.deps;
@@ -239,7 +235,7 @@ export class WebhookDispatcher {
       while (queue.length > 0 && this.running && (this.perWebhook.get(webhookId) ?? 0) < options.concurrencyPerWebhook && this.inFlight.size < options.maxInFlight) {
         const held = queue.shift() as Held;
         const webhook = this.deps.directory.get(webhookId);
-        if (held.leaseUntilMs < latestStart || !webhook) {
+        if (held.leaseUntilMs < latestStart || !webhook?.enabled) {
           this.released.push(held.delivery.id);
           this.scheduleFlush();
           continue;
@@ -254,7 +250,7 @@ export class WebhookDispatcher {
     this.perWebhook.set(webhook.id, (this.perWebhook.get(webhook.id) ?? 0) + 1);
     this.unsettled.add(delivery.id);
     const controller = new AbortController();
-    const entry: InFlight = { webhookId: webhook.id, controller, done: Promise.resolve() };
+    const entry: InFlight = { controller, done: Promise.resolve() };
     this.inFlight.set(delivery.id, entry);
     entry.done = this.attempt(delivery, webhook, payload, controller)
       .catch((err) => {
@@ -350,7 +346,7 @@ export class WebhookDispatcher {
 
     this.stats.failed += 1;
     const gone = outcome.statusCode === 410;
-    let delay = gone ? null : retryDelayMs(attempts, this.random);
+    let delay = gone ? null : retryDelayMs(attempts);
     const asked = retryAfterMs(outcome.retryAfter, clock.nowMs());
     if (delay !== null && asked !== null) delay = Math.max(delay, asked);
     if (gone) await this.deps.disable(webhook.id, 'gone', { status: 410 });
