@@ -149,6 +149,8 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
     for (const [i, word] of words.entries()) {
       if (gone) return;
       if (reply.breakAfter !== undefined && i >= reply.breakAfter) {
+        // Let what was written reach the client first.
+        await sleep(20);
         res.destroy();
         return;
       }

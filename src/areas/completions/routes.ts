@@ -30,7 +30,8 @@ export async function completionsRoutes(app: App, ctx: AreaContext): Promise<voi
       }
       if (result.kind === 'stream') return reply.type('text/event-stream').header('cache-control', 'no-cache').send(result.body as never);
       // Not the schema's serializer: this is the provider's own answer, whatever its fields.
-      return sendAnswer(reply.serializer(JSON.stringify), result.answer, result.answer.kind === 'stream' ? 'text/event-stream' : undefined);
+      if (result.answer.kind === 'json') reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+      return sendAnswer(reply, result.answer, result.answer.kind === 'stream' ? 'text/event-stream' : undefined);
     });
   }
 
