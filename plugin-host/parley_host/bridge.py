@@ -51,6 +51,14 @@ class ParleyAPIError(Exception):
         self.detail = detail
 
 
+class ParleyPermissionError(ParleyAPIError, PermissionError):
+    """The calling user may not do this (401/403)."""
+
+
+class ParleyValueError(ParleyAPIError, ValueError):
+    """Parley refused the arguments (400/422)."""
+
+
 def _params(op: str, args: dict) -> dict:
     call = current_call.get()
     if call is None or _channel is None:
@@ -61,14 +69,6 @@ def _params(op: str, args: dict) -> dict:
         )
     # Models and other objects a plugin passes along (form data, metadata) travel as JSON.
     return {'call': call, 'op': op, 'args': to_json(args)}
-
-
-class ParleyPermissionError(ParleyAPIError, PermissionError):
-    """The calling user may not do this (401/403)."""
-
-
-class ParleyValueError(ParleyAPIError, ValueError):
-    """Parley refused the arguments (400/422)."""
 
 
 def _error(error: RemoteError) -> ParleyAPIError:

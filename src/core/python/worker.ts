@@ -213,7 +213,8 @@ export class PythonWorker {
   private async answer(message: RequestMessage): Promise<void> {
     const call = this.pending.get(Number(message.params?.call));
     try {
-      if (!call?.onRequest) throw new Error(`Nothing is listening for ${message.method} here`);
+      // A request of plugin code that outlived its call (a task left running) is refused.
+      if (!call?.onRequest) throw new HttpError(403, `${message.method}: the call this request belongs to has ended`);
       const result = await call.onRequest(message.method, message.params);
       this.write(encodeMessage({ type: 'response', id: message.id, result: result ?? null }));
     } catch (error) {
