@@ -207,6 +207,13 @@ describe('access matrix', () => {
     expect((await api().get('/api/v1/tools/id/group_written', { token: stranger.token })).body.write_access).toBe(true);
   });
 
+  it("the admin group preview lists the tools the group's grants (and public ones) reach", async () => {
+    const preview = await api().get(`/api/v1/groups/id/${group.id}/preview`, { token: admin.token });
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.body.tools.items.map((t: { id: string }) => t.id).sort()).toEqual(['matrix', 'matrix_public']);
+    expect(preview.body.tools.total).toBeGreaterThanOrEqual(2);
+  });
+
   it('pending users and missing tokens get 401 on every route', async () => {
     const pending = await addUser(server.api, admin, 'pending', 'Penny Pending');
     const paths: [string, string][] = [
