@@ -109,6 +109,7 @@ describe('POST /api/v1/tools/create', () => {
     const created = await createTool(server, admin, 'Mixed_Case_Id');
     expect(created.id).toBe('mixed_case_id');
     expect((await createTool(server, admin, 'café_outil')).id).toBe('café_outil');
+    expect((await api().get('/api/v1/tools/id/café_outil', { token: admin.token })).body.id).toBe('café_outil');
     for (const id of ['my-tool', '1tool', '', 'two words', 'dotted.id', 'semi;colon']) {
       const res = await api().post('/api/v1/tools/create', toolBody(id), { token: admin.token });
       expect(res.status, id).toBe(400);
