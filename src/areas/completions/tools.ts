@@ -70,11 +70,6 @@ export class ChatTools {
     return [...this.functions.values()].map((f) => ({ type: 'function', function: f.spec }));
   }
 
-  /** The tool id a function belongs to (for the `builtin`-style labels of output items). */
-  toolIdOf(name: string): string | null {
-    return this.functions.get(name)?.toolId ?? null;
-  }
-
   /**
    * Runs one call the model made. Whatever goes wrong (bad arguments, unknown
    * function, the tool raising, the host timing out) becomes the text the model
