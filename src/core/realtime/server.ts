@@ -89,6 +89,21 @@ export class Realtime {
       this.redis = { pub, sub };
       io.adapter(createAdapter(pub, sub, { key: `${this.options.redisKeyPrefix}:socket.io`, publishOnSpecificResponseChannel: true }));
     }
+    // The handshake's token is checked before the connection is acknowledged, so the socket is in its
+    // user's room by the time the client sees `connect`. Connections are never refused (`always_connect`).
+    io.use((socket, next) => {
+      const auth = isObject(socket.handshake.auth) ? socket.handshake.auth : {};
+      this.userOfToken(auth.token).then(
+        (user) => {
+          if (user) socket.data.user = this.socketUser(user);
+          next();
+        },
+        (error: unknown) => {
+          this.deps.log.warn({ err: String(error) }, 'Socket handshake check failed');
+          next();
+        },
+      );
+    });
     io.on('connection', (socket) => this.connected(socket));
     this.io = io;
   }
@@ -101,36 +116,24 @@ export class Realtime {
     };
   }
 
-  private signIn(socket: Socket, user: UserRecord): void {
-    socket.data.user = { id: user.id, name: user.name, role: user.role } satisfies RealtimeUser;
-    void socket.join(`user:${user.id}`);
+  private socketUser(user: UserRecord): RealtimeUser {
+    return { id: user.id, name: user.name, role: user.role };
   }
 
-  /** Connections are never refused (`always_connect`); only a good token joins a room. */
   private connected(socket: Socket): void {
-    const auth = isObject(socket.handshake.auth) ? socket.handshake.auth : {};
-    const ready = this.userOfToken(auth.token).then(
-      (user) => {
-        if (user) this.signIn(socket, user);
-      },
-      (error: unknown) => this.deps.log.warn({ err: String(error) }, 'Socket handshake check failed'),
-    );
-
+    const user = socket.data.user as RealtimeUser | undefined;
+    if (user) void socket.join(`user:${user.id}`);
     socket.onAny((event: string, ...args: unknown[]) => {
       const ack = typeof args.at(-1) === 'function' ? (args.pop() as (value: unknown) => void) : null;
       const data = isObject(args[0]) ? args[0] : {};
-      // Events sent right after connecting wait until the handshake's token was checked.
-      void ready
-        .then(() => this.dispatch(socket, event, data))
-        .then(
-          (result) => ack?.(result ?? null),
-          (error: unknown) => {
-            this.deps.log.warn({ event, err: error instanceof Error ? error.message : String(error) }, 'Socket event failed');
-            ack?.(null);
-          },
-        );
+      this.dispatch(socket, event, data).then(
+        (result) => ack?.(result ?? null),
+        (error: unknown) => {
+          this.deps.log.warn({ event, err: error instanceof Error ? error.message : String(error) }, 'Socket event failed');
+          ack?.(null);
+        },
+      );
     });
-
     socket.on('disconnect', () => {
       for (const [model, sessions] of this.usage) {
         sessions.delete(socket.id);
@@ -144,7 +147,8 @@ export class Realtime {
       case 'user-join': {
         const user = await this.userOfToken(isObject(data.auth) ? data.auth.token : undefined);
         if (!user) return null;
-        this.signIn(socket, user);
+        socket.data.user = this.socketUser(user);
+        await socket.join(`user:${user.id}`);
         return { id: user.id, name: user.name };
       }
       case 'heartbeat': {
