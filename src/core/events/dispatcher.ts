@@ -152,16 +152,18 @@ export class WebhookDispatcher {
       this.pumpAgain = false;
       const free = options.maxInFlight * HOLD_FACTOR - this.inFlight.size - this.waitingCount();
       if (!this.running || free <= 0) return;
-      const room = directory
+      // A webhook needs claims when fewer are waiting than its slots could start; otherwise a claim would only queue more.
+      const webhooks = directory
         .all()
         .filter((w) => w.enabled)
-        .map((w) => ({ id: w.id, room: holdPerWebhook - this.heldBy(w.id) }));
+        .map((w) => ({ id: w.id, room: holdPerWebhook - this.heldBy(w.id), needs: (this.waiting.get(w.id)?.length ?? 0) < options.concurrencyPerWebhook }));
+      if (!webhooks.some((w) => w.needs && w.room > 0)) return;
       let full = false;
-      if (room.every((w) => w.room > 0)) {
+      if (webhooks.every((w) => w.room > 0)) {
         const limit = Math.min(free, CLAIM_BATCH);
         full = (await this.claimInto(null, limit)) === limit;
       } else {
-        for (const webhook of room.filter((w) => w.room > 0)) {
+        for (const webhook of webhooks.filter((w) => w.needs && w.room > 0)) {
           const limit = Math.min(free, CLAIM_BATCH, webhook.room);
           if ((await this.claimInto(webhook.id, limit)) === limit) full = true;
         }

@@ -14,8 +14,16 @@ export function newSigningSecret(): string {
   return SECRET_PREFIX + randomBytes(SECRET_BYTES).toString('base64');
 }
 
+const keys = new Map<string, Buffer>();
+
 function keyOf(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size > 1000) keys.clear();
+    key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 export function signatureOf(secret: string, messageId: string, timestampSeconds: number, body: string): string {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, DialectName } from '../db/database.js';
 import { fromJson, toBool, toJson } from '../db/json.js';
@@ -53,14 +53,11 @@ export interface DeliveryRecord extends EventDeliveryRow {
   event: string;
 }
 
-/** Time-ordered ids (UUID version 7), so the newest deliveries sort first by id. */
+/** Time-ordered ids (UUID version 7: 48 bits of milliseconds, then random), so the newest deliveries sort first by id. */
 export function timeOrderedId(nowMs: number): string {
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(nowMs, 0, 6);
-  bytes[6] = (bytes[6] & 0x0f) | 0x70;
-  bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const time = nowMs.toString(16).padStart(12, '0').slice(-12);
+  const random = randomUUID();
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15, 18)}-${random.slice(19)}`;
 }
 
 function webhookOf(row: EventWebhookRow): StoredWebhook {

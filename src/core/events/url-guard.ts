@@ -141,13 +141,23 @@ const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { a
 
 /** Checks webhook URLs when saved, and builds the pinned `lookup` the HTTP client connects with. */
 export class UrlGuard {
+  /** URLs that passed `checkSyntax` (the policy never changes, and deliveries check the same few URLs again and again). */
+  private readonly passed = new Set<string>();
+
   constructor(
     readonly policy: UrlPolicy,
     private readonly resolve: Resolver = systemResolver,
   ) {}
 
   /** The checks that need no DNS: syntax, scheme, credentials, filter list, and an IP literal host. */
-  checkSyntax(url: string): URL {
+  checkSyntax(url: string): void {
+    if (this.passed.has(url)) return;
+    this.parse(url);
+    if (this.passed.size > 1000) this.passed.clear();
+    this.passed.add(url);
+  }
+
+  private parse(url: string): URL {
     if (/[\\\t\r\n]/.test(url)) throw new UrlRefusedError('parser-confusing character');
     let parsed: URL;
     try {
@@ -170,7 +180,7 @@ export class UrlGuard {
    * time; the connection is checked in every case.
    */
   async check(url: string): Promise<void> {
-    const parsed = this.checkSyntax(url);
+    const parsed = this.parse(url);
     const host = parsed.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) return;
     let addresses: { address: string }[];
