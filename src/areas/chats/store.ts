@@ -132,7 +132,7 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-function toHead(row: Omit<ChatRow, 'chat' | 'internal'>): ChatHead {
+function toHead(row: Omit<ChatRow, 'internal'>): ChatHead {
   const variables = fromJson<unknown>(row.variables, null);
   const tasks = fromJson<unknown>(row.tasks, null);
   return {
@@ -154,7 +154,7 @@ function toHead(row: Omit<ChatRow, 'chat' | 'internal'>): ChatHead {
   };
 }
 
-function toRecord(row: Omit<ChatRow, 'internal'>): ChatRecord {
+function toRecord(row: Omit<ChatRow, 'internal'> & { chat: string }): ChatRecord {
   return { ...toHead(row), chat: fromJson<Json>(row.chat, {}) };
 }
 
@@ -166,10 +166,9 @@ const toSummary = (row: { id: string; title: string; updated_at: number; created
   last_read_at: row.last_read_at === null ? null : Number(row.last_read_at),
 });
 
-/** A patch in column form: JSON encoded, and `internal` following `meta.internal`. */
-function toColumns(patch: ChatPatch): Record<string, unknown> {
+/** A patch in column form (the conversation apart): JSON encoded, and `internal` following `meta.internal`. */
+function toColumns(patch: Omit<ChatPatch, 'chat'>): Record<string, unknown> {
   const row: Record<string, unknown> = { ...patch };
-  if ('chat' in patch) row.chat = toJson(patch.chat ?? {});
   if ('meta' in patch) {
     row.meta = toJson(patch.meta ?? {});
     row.internal = patch.meta?.internal === true;
@@ -231,13 +230,17 @@ export class ChatStore {
 
   // ---- chats -------------------------------------------------------------
 
+  private withContent() {
+    return this.db.selectFrom('chat').innerJoin('chat_content', 'chat_content.chat_id', 'chat.id').select([...HEAD_COLUMNS, 'chat_content.chat']);
+  }
+
   /**
    * One chat, with its conversation. `lock` holds the row for the rest of the
    * transaction on PostgreSQL, so read-modify-write of the JSON cannot lose a
    * concurrent change (SQLite's single connection already serialises them).
    */
   async byId(id: string, options: { userId?: string; lock?: boolean } = {}): Promise<ChatRecord | null> {
-    let query = this.db.selectFrom('chat').select([...HEAD_COLUMNS, 'chat.chat']).where('chat.id', '=', id);
+    let query = this.withContent().where('chat.id', '=', id);
     if (options.userId !== undefined) query = query.where('chat.user_id', '=', options.userId);
     if (options.lock && this.dialect === 'postgres') query = query.forUpdate();
     const row = await query.executeTakeFirst();
@@ -255,17 +258,23 @@ export class ChatStore {
     for (const part of chunks(chats, ROWS_PER_INSERT)) {
       await this.db
         .insertInto('chat')
-        .values(part.map(({ id, user_id, ...rest }) => ({ id, user_id, ...toColumns(rest) }) as never))
+        .values(part.map(({ id, user_id, chat: _content, ...rest }) => ({ id, user_id, ...toColumns(rest) }) as never))
+        .execute();
+      await this.db
+        .insertInto('chat_content')
+        .values(part.map((c) => ({ chat_id: c.id, chat: toJson(c.chat) ?? '{}' })))
         .execute();
     }
   }
 
   async update(id: string, patch: ChatPatch): Promise<void> {
-    await this.db.updateTable('chat').set(toColumns(patch)).where('id', '=', id).execute();
+    const { chat, ...columns } = patch;
+    if (chat !== undefined) await this.db.updateTable('chat_content').set({ chat: toJson(chat) ?? '{}' }).where('chat_id', '=', id).execute();
+    if (Object.keys(columns).length > 0) await this.db.updateTable('chat').set(toColumns(columns)).where('id', '=', id).execute();
   }
 
   /** Sets columns on every chat of a user (archive all, unarchive all); the number changed. */
-  async updateOfUser(userId: string, patch: ChatPatch): Promise<number> {
+  async updateOfUser(userId: string, patch: Omit<ChatPatch, 'chat'>): Promise<number> {
     const result = await this.db.updateTable('chat').set(toColumns(patch)).where('user_id', '=', userId).executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
@@ -305,10 +314,7 @@ export class ChatStore {
   }
 
   async records(filter: ChatFilter, order: ChatOrder = NEWEST_FIRST, page: Page = {}): Promise<ChatRecord[]> {
-    let query = this.db
-      .selectFrom('chat')
-      .select([...HEAD_COLUMNS, 'chat.chat'])
-      .where((eb) => conditions(eb, filter));
+    let query = this.withContent().where((eb) => conditions(eb, filter));
     for (const term of orderTerms(order)) query = query.orderBy(term);
     if (page.limit !== undefined) query = query.limit(page.limit);
     if (page.offset) query = query.offset(page.offset);

@@ -168,6 +168,10 @@ export interface ChatTable {
   variables: JsonText;
   tasks: JsonText;
   summary: string | null;
+}
+
+export interface ChatContentTable {
+  chat_id: string;
   chat: string;
 }
 
@@ -260,6 +264,7 @@ export interface Database {
   event_delivery: EventDeliveryTable;
   model: ModelTable;
   chat: ChatTable;
+  chat_content: ChatContentTable;
   chat_message: ChatMessageTable;
   tag: TagTable;
   chat_tag: ChatTagTable;

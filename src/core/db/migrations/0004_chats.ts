@@ -3,11 +3,13 @@ import type { Kysely } from 'kysely';
 /**
  * Chats, their messages, tags and share snapshots, and folders (issue 7).
  *
- * - `chat`: one row per conversation. The conversation itself (`chat`, the
- *   frontend's JSON with `history.messages`) is the last column, so list queries,
- *   which read only the small columns before it, never load it. `internal`
- *   mirrors `meta.internal` (chats the server makes for its own work, hidden from
- *   every list) so no query has to look inside the JSON.
+ * - `chat`: one small row per conversation, the columns every list reads.
+ *   `internal` mirrors `meta.internal` (chats the server makes for its own work,
+ *   hidden from every list) so no query has to look inside JSON.
+ * - `chat_content`: the conversation itself (the frontend's JSON with
+ *   `history.messages`), which can be large. Kept apart so that the rows lists
+ *   walk stay small: on SQLite a row holding it would fill a page of its own,
+ *   and every list would read a page per chat.
  * - `chat_message`: one row per message of a chat's history, kept in step with
  *   the JSON on every write: the searchable text, role, model, usage and whether
  *   an assistant answer is still streaming (unread counts, search, usage reports).
@@ -55,14 +57,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('variables', 'text')
     .addColumn('tasks', 'text')
     .addColumn('summary', 'text')
+    .execute();
+  // Newest change first, the id breaking ties: each index gives a list's whole order without a sort.
+  // The sidebar (`GET /chats/?page=N`: not pinned, not archived) and the pinned list:
+  await db.schema.createIndex('chat_user_pinned_idx').on('chat').columns(['user_id', 'pinned', 'archived', 'updated_at', 'id']).execute();
+  // Archived lists, and lists that include pinned chats:
+  await db.schema.createIndex('chat_user_archived_idx').on('chat').columns(['user_id', 'archived', 'updated_at', 'id']).execute();
+  // Every chat of a user (exports, admin lists):
+  await db.schema.createIndex('chat_user_updated_idx').on('chat').columns(['user_id', 'updated_at', 'id']).execute();
+  await db.schema.createIndex('chat_folder_idx').on('chat').columns(['folder_id', 'updated_at']).execute();
+
+  await db.schema
+    .createTable('chat_content')
+    .addColumn('chat_id', 'text', (c) => c.primaryKey().references('chat.id').onDelete('cascade'))
     .addColumn('chat', 'text', (c) => c.notNull())
     .execute();
-  // The sidebar's pages (`GET /chats/?page=N`): newest change first, walked in index order.
-  await db.schema.createIndex('chat_user_updated_idx').on('chat').columns(['user_id', 'updated_at', 'id']).execute();
-  // Pinned and archived lists; with the id last, any of the three gives the full order without a sort.
-  await db.schema.createIndex('chat_user_pinned_idx').on('chat').columns(['user_id', 'pinned', 'updated_at', 'id']).execute();
-  await db.schema.createIndex('chat_user_archived_idx').on('chat').columns(['user_id', 'archived', 'updated_at', 'id']).execute();
-  await db.schema.createIndex('chat_folder_idx').on('chat').columns(['folder_id', 'updated_at']).execute();
 
   await db.schema
     .createTable('chat_message')
