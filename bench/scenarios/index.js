@@ -1,5 +1,6 @@
 import authsSession from './auths-session.js';
 import chatsList from './chats-list.js';
+import toolsList from './tools-list.js';
 import version from './version.js';
 
 /**
@@ -10,4 +11,4 @@ import version from './version.js';
  * The floor's payload is Parley's own answer to that request, taken after setup.
  * `rpsRatioTarget` is the least Parley/floor requests-per-second ratio (default 0.7).
  */
-export const scenarios = [version, authsSession, chatsList];
+export const scenarios = [version, authsSession, toolsList, chatsList];
