@@ -261,7 +261,13 @@ function otherLoad() {
 function notesOf(results) {
   const notes = [];
   if (settings.profile) notes.push('Parley ran under --cpu-prof (--profile): its memory and load figures are worse than normal.');
-  if (results.otherCpuShare > 0.1) {
+  if (results.otherCpuShare > 0.5) {
+    notes.push(
+      `BUSY MACHINE: other processes used ${results.otherCpuShare.toFixed(2)} of ${results.machine.cores} cores on average during this run. ` +
+        'Times and rates are far from what this machine does when quiet; only the CPU-time figures and, roughly, the ratios mean something. ' +
+        'Run again when `uptime` shows a load average under 1.',
+    );
+  } else if (results.otherCpuShare > 0.1) {
     notes.push(
       `other processes used ${results.otherCpuShare.toFixed(2)} cores on average during this run: absolute figures are ` +
         'lower and noisier than on a quiet machine; ratios less so (Parley and floor runs alternate).',
