@@ -107,7 +107,7 @@ export class SystemService {
     if (!this.options.enablePublicActiveUsersCount && !isAdmin(user)) {
       throw new HttpError(403, 'Access denied. Only administrators can view usage statistics.');
     }
-    return { model_ids: [] as string[], user_count: await this.services.users.activeCount() };
+    return { model_ids: this.services.realtime.modelsInUse(), user_count: await this.services.users.activeCount() };
   }
 
   /**

@@ -32,7 +32,7 @@ describe('web client journey', () => {
     // Heartbeats and usage reports are accepted.
     expect(await browser.socket.timeout(2000).emitWithAck('heartbeat', {})).toBeNull();
     expect(await browser.socket.timeout(2000).emitWithAck('usage', { action: 'chat', model: 'fake-model', chat_id: '' })).toBeNull();
-    expect(world.server.parley.services.realtime.modelsInUse()).toEqual(['fake-model']);
+    expect((await world.server.api.get('/api/usage', { token: admin.token })).body).toEqual({ model_ids: ['fake-model'], user_count: 1 });
   });
 
   it('starts a new chat: the reply first, then the streamed answer, title, tags and follow-ups', async () => {
