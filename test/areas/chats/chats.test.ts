@@ -530,6 +530,38 @@ describe('read state', () => {
   });
 });
 
+describe('activity (the pipeline’s task registry)', () => {
+  it('marks busy chats with an answer still being written as active, and refuses to fork or compact them', async () => {
+    const user = await addUser(server.api, admin, 'user', 'Busy');
+    const busy = await newChat(api(), user, { models: ['m'], history: chain(['u1', 'user', 'q'], ['a1', 'assistant', '', { done: false }]) });
+    const idle = await newChat(api(), user, { history: chain(['u1', 'user', 'q'], ['a1', 'assistant', 'done']) });
+    server.parley.services.chats.trackActivity(async (ids) => new Set(ids.filter((id) => id === busy.id || id === idle.id)));
+    try {
+      const list = await api().get('/api/v1/chats/', as(user));
+      expect(Object.fromEntries(list.body.map((c: { id: string; active: boolean }) => [c.id, c.active]))).toEqual({ [busy.id]: true, [idle.id]: false });
+      const fork = await api().post(`/api/v1/chats/${idle.id}/fork`, {}, as(user));
+      expect(fork.status).toBe(409);
+      const compact = await api().post(`/api/v1/chats/${busy.id}/compact`, {}, as(user));
+      expect(compact.status).toBe(409);
+      expect(compact.body).toEqual({ detail: 'Wait for the current response to finish before compacting.' });
+    } finally {
+      server.parley.services.chats.trackActivity(async () => new Set());
+    }
+  });
+
+  it('lists a folder’s unread chats first by default', async () => {
+    const user = await addUser(server.api, admin, 'user', 'Unread First');
+    const box = (await api().post('/api/v1/folders/', { name: 'Inbox' }, as(user))).body;
+    const older = await newChat(api(), user, {}, { folder_id: box.id });
+    clock.advance(5);
+    const newer = await newChat(api(), user, {}, { folder_id: box.id });
+    await api().post(`/api/v1/chats/${older.id}/unread`, undefined, as(user));
+    const ids = async (query: string) => (await api().get(`/api/v1/chats/folder/${box.id}/list${query}`, as(user))).body.map((c: { id: string }) => c.id);
+    expect(await ids('')).toEqual([older.id, newer.id]);
+    expect(await ids('?sort_by=updated_at')).toEqual([newer.id, older.id]);
+  });
+});
+
 describe('statistics', () => {
   it('reports usage per chat and exports message statistics without text', async () => {
     const user = await addUser(server.api, admin, 'user', 'Statistician');
