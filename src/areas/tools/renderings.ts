@@ -1,30 +1,44 @@
 import { fromJson } from '../../core/db/json.js';
-import { type ToolBody, type ToolHead, type ToolMeta, toToolMeta } from './store.js';
+import { type ToolHead, type ToolListed, type ToolMeta, toToolMeta } from './store.js';
 
 type Json = Record<string, unknown>;
 
-/** What listings show of a tool that changes only with its version: meta and specs, parsed and as JSON text. */
+/**
+ * What listings show of a tool that changes only with its version, parsed and
+ * as JSON fragments of a `GET /` entry, which is
+ * `head + access_grants + ',"access_control":' + … + middle + user + tail`.
+ */
 export interface ToolRendering {
+  id: string;
   version: string;
+  user_id: string;
+  name: string;
   meta: ToolMeta;
-  metaJson: string;
   specs: Json[];
-  specsJson: string;
+  updated_at: number;
+  created_at: number;
+  /** `{"id":…,"user_id":…,"name":…,"meta":{…},"access_grants":` */
+  head: string;
+  /** `,"updated_at":…,"created_at":…,"user":` */
+  middle: string;
+  /** `,"has_user_valves":…,"specs":[…]}` */
+  tail: string;
 }
 
 /**
- * Renderings of the tools listed lately, by id. A listing reads only the small
- * columns; specs and meta (most of the bytes) are read and parsed again only for
- * tools whose version changed, here or on another instance.
+ * Renderings of the tools listed lately, by id. A listing reads only ids and
+ * versions; the rest (most of the bytes) is read, parsed and serialised again
+ * only for tools whose version changed, here or on another instance.
  */
 export class ToolRenderings {
   private readonly entries = new Map<string, ToolRendering>();
 
-  /** The renderings of `heads`, loading the missing and outdated ones with one `load` call. */
-  async of(heads: ToolHead[], load: (ids: string[]) => Promise<ToolBody[]>): Promise<Map<string, ToolRendering>> {
+  /** The renderings of `heads` in their order, loading the missing and outdated ones with one `load` call. */
+  async of(heads: ToolHead[], load: (ids: string[]) => Promise<ToolListed[]>): Promise<ToolRendering[]> {
     const stale = heads.filter((head) => this.entries.get(head.id)?.version !== head.version).map((head) => head.id);
-    for (const body of await load(stale)) this.entries.set(body.id, render(body));
-    return this.entries;
+    for (const row of await load(stale)) this.entries.set(row.id, render(row));
+    // A tool deleted between the two reads has no rendering: it is left out.
+    return heads.flatMap((head) => this.entries.get(head.id) ?? []);
   }
 
   /** After a listing of every tool: forget tools that are gone (deleted here or elsewhere). */
@@ -39,16 +53,22 @@ export class ToolRenderings {
   }
 }
 
-function render(body: ToolBody): ToolRendering {
-  const meta = toToolMeta(fromJson(body.meta, {}));
-  const specs = fromJson<unknown>(body.specs, []);
-  const valid = Array.isArray(specs);
+function render(row: ToolListed): ToolRendering {
+  const meta = toToolMeta(fromJson(row.meta, {}));
+  const parsed = fromJson<unknown>(row.specs, []);
+  const specs = Array.isArray(parsed) ? (parsed as Json[]) : [];
   return {
-    version: body.version,
+    id: row.id,
+    version: row.version,
+    user_id: row.user_id,
+    name: row.name,
     meta,
-    metaJson: JSON.stringify(meta),
-    specs: valid ? (specs as Json[]) : [],
-    // The stored text is already JSON of the list: spliced into responses as it is.
-    specsJson: valid ? body.specs : '[]',
+    specs,
+    updated_at: row.updated_at,
+    created_at: row.created_at,
+    head: `{"id":${JSON.stringify(row.id)},"user_id":${JSON.stringify(row.user_id)},"name":${JSON.stringify(row.name)},"meta":${JSON.stringify(meta)},"access_grants":`,
+    middle: `,"updated_at":${row.updated_at},"created_at":${row.created_at},"user":`,
+    // The stored text is already JSON of the list: spliced in as it is.
+    tail: `,"has_user_valves":${meta.has_user_valves},"specs":${Array.isArray(parsed) ? row.specs : '[]'}}`,
   };
 }

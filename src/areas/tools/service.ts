@@ -18,7 +18,7 @@ import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';
 import { ToolRenderings } from './renderings.js';
-import { type ToolHead, type ToolMeta, type ToolRecord, ToolStore } from './store.js';
+import { type ToolMeta, type ToolRecord, ToolStore } from './store.js';
 import { ValvesCipher } from './valves-crypto.js';
 
 type Json = Record<string, unknown>;
@@ -171,74 +171,63 @@ export class ToolsService {
     return new Map(users.map((u) => [u.id, { id: u.id, name: u.name, role: u.role, email: u.email }]));
   }
 
-  /** Tools the subject may read, with their renderings, grants and owners. */
+  /** Tools the subject may read (rendered), with their grants and owners. */
   private async readable(subject: AccessSubject) {
     const filter = subject.bypass ? null : this.access.accessFilter(subject, RESOURCE, 'read', { id: 'tool.id', owner: 'tool.user_id' });
-    const rows = await this.store().heads(filter);
-    const ids = rows.map((r) => r.id);
-    const [renderings, grants, owners] = await Promise.all([
-      this.renderings.of(rows, (stale) => this.store().bodies(stale)),
-      this.access.grantsOfMany(RESOURCE, ids),
-      this.owners(rows.map((r) => r.user_id)),
+    const heads = await this.store().heads(filter);
+    const tools = await this.renderings.of(heads, (stale) => this.store().listed(stale));
+    if (subject.bypass) this.renderings.retain(heads);
+    const [grants, owners] = await Promise.all([
+      this.access.grantsOfMany(
+        RESOURCE,
+        tools.map((t) => t.id),
+      ),
+      this.owners(tools.map((t) => t.user_id)),
     ]);
-    if (subject.bypass) this.renderings.retain(rows);
-    return { rows, renderings, grants, owners };
+    return { tools, grants, owners };
   }
 
   // ---- listings --------------------------------------------------------------
 
   /**
    * `GET /`: the tools the user may read (admins with BYPASS_ADMIN_ACCESS_CONTROL:
-   * all), newest change first, as a JSON array already serialised: the specs
-   * and meta are spliced in as rendered rather than written again per request.
+   * all), newest change first, as a JSON array already serialised: only the
+   * grants and the owner are written per request, the rest is rendered once
+   * per version of a tool.
    */
   async listBody(user: UserRecord): Promise<string> {
     if (!this.core.env.enablePlugins) return '[]';
-    const { rows, renderings, grants, owners } = await this.readable(await this.access.subjectOf(user));
-    const entries = rows.map((row) => {
-      const rendering = renderings.get(row.id);
-      if (!rendering) return null; // deleted between the two reads
-      const rowGrants = grants.get(row.id) ?? [];
-      return (
-        `{"id":${JSON.stringify(row.id)},"user_id":${JSON.stringify(row.user_id)},"name":${JSON.stringify(row.name)},` +
-        `"meta":${rendering.metaJson},"access_grants":${JSON.stringify(rowGrants)},` +
-        `"access_control":${JSON.stringify(grantsToAccessControl(rowGrants))},"updated_at":${row.updated_at},"created_at":${row.created_at},` +
-        `"user":${JSON.stringify(owners.get(row.user_id) ?? null)},"has_user_valves":${rendering.meta.has_user_valves},"specs":${rendering.specsJson}}`
-      );
+    const { tools, grants, owners } = await this.readable(await this.access.subjectOf(user));
+    const entries = tools.map((tool) => {
+      const toolGrants = grants.get(tool.id) ?? [];
+      const owner = owners.get(tool.user_id) ?? null;
+      return `${tool.head}${JSON.stringify(toolGrants)},"access_control":${JSON.stringify(grantsToAccessControl(toolGrants))}${tool.middle}${JSON.stringify(owner)}${tool.tail}`;
     });
-    return `[${entries.filter((entry) => entry !== null).join(',')}]`;
+    return `[${entries.join(',')}]`;
   }
 
   /** `GET /list` (the workspace page): the same tools with `write_access`. */
   async list(user: UserRecord) {
     if (!this.core.env.enablePlugins) return [];
     const subject = await this.access.subjectOf(user);
-    const { rows, renderings, grants, owners } = await this.readable(subject);
-    return rows.flatMap((row) => {
-      const rendering = renderings.get(row.id);
-      if (!rendering) return []; // deleted between the two reads
-      const rowGrants = grants.get(row.id) ?? [];
+    const { tools, grants, owners } = await this.readable(subject);
+    return tools.map((tool) => {
+      const toolGrants = grants.get(tool.id) ?? [];
       return {
-        ...this.listed(row, rendering.meta, rowGrants),
-        user: owners.get(row.user_id) ?? null,
-        has_user_valves: rendering.meta.has_user_valves,
-        write_access: subject.bypass || row.user_id === user.id || rowGrants.some((g) => g.permission === 'write' && this.names(subject, g)),
-        specs: rendering.specs,
+        id: tool.id,
+        user_id: tool.user_id,
+        name: tool.name,
+        meta: tool.meta,
+        access_grants: toolGrants,
+        access_control: grantsToAccessControl(toolGrants),
+        updated_at: tool.updated_at,
+        created_at: tool.created_at,
+        user: owners.get(tool.user_id) ?? null,
+        has_user_valves: tool.meta.has_user_valves,
+        write_access: subject.bypass || tool.user_id === user.id || toolGrants.some((g) => g.permission === 'write' && this.names(subject, g)),
+        specs: tool.specs,
       };
     });
-  }
-
-  private listed(row: ToolHead, meta: ToolMeta, grants: AccessGrant[]) {
-    return {
-      id: row.id,
-      user_id: row.user_id,
-      name: row.name,
-      meta,
-      access_grants: grants,
-      access_control: grantsToAccessControl(grants),
-      updated_at: row.updated_at,
-      created_at: row.created_at,
-    };
   }
 
   /** Whether a grant names the subject: public, the user, or one of their groups. */

@@ -26,22 +26,22 @@ export interface ToolRecord {
   created_at: number;
 }
 
-/** A listing row: the small columns only; `version` says whether a rendering of its specs and meta is still current. */
+/** A listing row: the id and the version, which says whether what was rendered of the tool is still current. */
 export interface ToolHead {
   id: string;
-  user_id: string;
-  name: string;
   version: string;
-  updated_at: number;
-  created_at: number;
 }
 
-/** The stored JSON text of a tool's specs and meta, at a version. */
-export interface ToolBody {
+/** What listings show of a tool, specs and meta as their stored JSON text. */
+export interface ToolListed {
   id: string;
   version: string;
+  user_id: string;
+  name: string;
   specs: string;
   meta: string;
+  updated_at: number;
+  created_at: number;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -86,15 +86,19 @@ export class ToolStore {
 
   /** Tools the access condition lets through (null: all), newest change first. */
   async heads(access: Expression<SqlBool> | null): Promise<ToolHead[]> {
-    let query = this.db.selectFrom('tool').select(['id', 'user_id', 'name', 'version', 'updated_at', 'created_at']);
+    let query = this.db.selectFrom('tool').select(['id', 'version']);
     if (access) query = query.where(access);
-    const rows = await query.orderBy('updated_at', 'desc').orderBy('id').execute();
-    return rows.map((row) => ({ ...row, updated_at: Number(row.updated_at), created_at: Number(row.created_at) }));
+    return query.orderBy('updated_at', 'desc').orderBy('id').execute();
   }
 
-  async bodies(ids: string[]): Promise<ToolBody[]> {
+  async listed(ids: string[]): Promise<ToolListed[]> {
     if (ids.length === 0) return [];
-    return this.db.selectFrom('tool').select(['id', 'version', 'specs', 'meta']).where('id', 'in', ids).execute();
+    const rows = await this.db
+      .selectFrom('tool')
+      .select(['id', 'version', 'user_id', 'name', 'specs', 'meta', 'updated_at', 'created_at'])
+      .where('id', 'in', ids)
+      .execute();
+    return rows.map((row) => ({ ...row, updated_at: Number(row.updated_at), created_at: Number(row.created_at) }));
   }
 
   /** Whole records the access condition lets through (null: all), newest change first (export). */
