@@ -77,19 +77,21 @@ describe('token expiry', () => {
       clock.advance(1801);
       const late = await server.api.get('/api/v1/auths/', { token: res.body.token });
       expect(late.status).toBe(401);
-      expect(late.body.detail).toBe('Your session has expired or the token is invalid. Please sign in again.');
+      // An expired token does not decode, so the guard answers as the reference's get_current_user does.
+      expect(late.body.detail).toBe('401 Unauthorized');
     } finally {
       await destroyServer(server);
     }
   });
 
   it('refuses a token whose expiry has passed on every guarded route', async () => {
-    // Tokens issued by a clock two days behind have already expired in real time.
-    const clock = new TestClock(Date.now() - 2 * 86400 * 1000);
+    const clock = new TestClock();
     const server = await startServer({ clock, env: { JWT_EXPIRES_IN: '1d' } });
     try {
       const res = await server.api.post('/api/v1/auths/signup', { name: 'A', email: 'a@example.com', password: 'pw' });
       expect(res.status).toBe(200);
+      expect((await server.api.get('/api/v1/auths/admin/details', { token: res.body.token })).status).toBe(200);
+      clock.advance(2 * 86400);
       const stale = await server.api.get('/api/v1/auths/admin/details', { token: res.body.token });
       expect(stale.status).toBe(401);
       const viaCookie = await server.api.get('/api/v1/auths/admin/details', { cookie: `token=${res.body.token}` });
