@@ -5,7 +5,7 @@ type Json = Record<string, unknown>;
 
 /**
  * What listings show of a tool that changes only with its version, parsed and
- * as JSON fragments of a `GET /` entry, which is
+ * as UTF-8 JSON fragments of a `GET /` entry, which is
  * `head + access_grants + ',"access_control":' + … + middle + user + tail`.
  */
 export interface ToolRendering {
@@ -18,11 +18,11 @@ export interface ToolRendering {
   updated_at: number;
   created_at: number;
   /** `{"id":…,"user_id":…,"name":…,"meta":{…},"access_grants":` */
-  head: string;
+  head: Buffer;
   /** `,"updated_at":…,"created_at":…,"user":` */
-  middle: string;
+  middle: Buffer;
   /** `,"has_user_valves":…,"specs":[…]}` */
-  tail: string;
+  tail: Buffer;
 }
 
 /**
@@ -66,9 +66,11 @@ function render(row: ToolListed): ToolRendering {
     specs,
     updated_at: row.updated_at,
     created_at: row.created_at,
-    head: `{"id":${JSON.stringify(row.id)},"user_id":${JSON.stringify(row.user_id)},"name":${JSON.stringify(row.name)},"meta":${JSON.stringify(meta)},"access_grants":`,
-    middle: `,"updated_at":${row.updated_at},"created_at":${row.created_at},"user":`,
+    head: Buffer.from(
+      `{"id":${JSON.stringify(row.id)},"user_id":${JSON.stringify(row.user_id)},"name":${JSON.stringify(row.name)},"meta":${JSON.stringify(meta)},"access_grants":`,
+    ),
+    middle: Buffer.from(`,"updated_at":${row.updated_at},"created_at":${row.created_at},"user":`),
     // The stored text is already JSON of the list: spliced in as it is.
-    tail: `,"has_user_valves":${meta.has_user_valves},"specs":${Array.isArray(parsed) ? row.specs : '[]'}}`,
+    tail: Buffer.from(`,"has_user_valves":${meta.has_user_valves},"specs":${Array.isArray(parsed) ? row.specs : '[]'}}`),
   };
 }

@@ -23,7 +23,7 @@ export async function toolsRoutes(app: App, ctx: AreaContext): Promise<void> {
   const byId = { tags, params: IdParams };
 
   app.get('/', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(ToolUserResponse) } } }, async (request, reply) =>
-    // Already serialised (see ToolsService.listBody); a string with a JSON type is sent as is.
+    // Already serialised (see ToolsService.listBody); a Buffer is sent as is.
     reply.type('application/json; charset=utf-8').send((await tools.listBody(request.user!)) as never),
   );
 

@@ -30,6 +30,9 @@ export const TOOL_ERROR = {
 } as const;
 
 const RESOURCE = 'tool';
+const [OPEN_LIST, COMMA, CLOSE_LIST] = ['[', ',', ']'].map((text) => Buffer.from(text));
+/** The grants part of a `GET /` entry for a private tool. */
+const NO_GRANTS = Buffer.from('[],"access_control":{}');
 const SHARING: SharingRule = { publicPermission: 'sharing.public_tools' };
 
 /** Python's `str.isidentifier()`: XID_Start or `_`, then XID_Continue. */
@@ -191,19 +194,27 @@ export class ToolsService {
 
   /**
    * `GET /`: the tools the user may read (admins with BYPASS_ADMIN_ACCESS_CONTROL:
-   * all), newest change first, as a JSON array already serialised: only the
-   * grants and the owner are written per request, the rest is rendered once
+   * all), newest change first, as a JSON array already serialised (UTF-8): only
+   * the grants and the owner are written per request, the rest is rendered once
    * per version of a tool.
    */
-  async listBody(user: UserRecord): Promise<string> {
-    if (!this.core.env.enablePlugins) return '[]';
+  async listBody(user: UserRecord): Promise<Buffer> {
+    if (!this.core.env.enablePlugins) return Buffer.from('[]');
     const { tools, grants, owners } = await this.readable(await this.access.subjectOf(user));
-    const entries = tools.map((tool) => {
-      const toolGrants = grants.get(tool.id) ?? [];
-      const owner = owners.get(tool.user_id) ?? null;
-      return `${tool.head}${JSON.stringify(toolGrants)},"access_control":${JSON.stringify(grantsToAccessControl(toolGrants))}${tool.middle}${JSON.stringify(owner)}${tool.tail}`;
-    });
-    return `[${entries.join(',')}]`;
+    const ownerJson = new Map<string, Buffer>();
+    const parts: Buffer[] = [OPEN_LIST];
+    for (const [index, tool] of tools.entries()) {
+      const toolGrants = grants.get(tool.id);
+      const access = toolGrants?.length
+        ? Buffer.from(`${JSON.stringify(toolGrants)},"access_control":${JSON.stringify(grantsToAccessControl(toolGrants))}`)
+        : NO_GRANTS;
+      let owner = ownerJson.get(tool.user_id);
+      if (!owner) ownerJson.set(tool.user_id, (owner = Buffer.from(JSON.stringify(owners.get(tool.user_id) ?? null))));
+      if (index > 0) parts.push(COMMA);
+      parts.push(tool.head, access, tool.middle, owner, tool.tail);
+    }
+    parts.push(CLOSE_LIST);
+    return Buffer.concat(parts);
   }
 
   /** `GET /list` (the workspace page): the same tools with `write_access`. */
