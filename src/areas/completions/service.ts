@@ -544,7 +544,7 @@ export class ChatPipeline {
     const storedAnswer = isSavedChatId(job.chatId) && target.messageId !== null;
     if (!job.tools && !storedAnswer) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));
-      const payload = { ...passthrough, ...job.params, model: model.id, messages: job.messages };
+      const payload = { ...passthrough, ...job.params, model: model.id, messages: job.messages, stream: job.stream };
       try {
         return { kind: 'answer', answer: await this.deps.completions.complete(job.user, payload, context, { bypassAccess: true }) };
       } catch (error) {
