@@ -269,14 +269,9 @@ export class UsersService {
     return resolveProfileImage(user.profile_image_url, this.imagePolicy);
   }
 
-  /**
-   * `GET /{id}/preview`: what the user can reach through ownership and grants.
-   * Parley has no models, knowledge bases or tools yet, so those lists are empty.
-   */
+  /** `GET /{id}/preview`: what the user can reach through ownership and grants (the access service's catalogs). */
   async accessPreview(id: string) {
-    const user = await this.existing(id, 404);
-    const none = { items: [], total: 0 };
-    return { user: { id: user.id, name: user.name }, groups: await this.groupNamesOf(id), models: none, knowledge: none, tools: none };
+    return this.peers.access.previewUser(await this.existing(id, 404));
   }
 
   // ---- Admin writes ----
