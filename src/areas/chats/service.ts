@@ -772,13 +772,13 @@ export class ChatsService implements FolderChats {
 
   // ---- reading ---------------------------------------------------------------
 
-  private async withActivity(rows: (ChatSummary & { snippet?: string | null })[]): Promise<ChatTitleIdResponse[]> {
-    let active = new Set<string>();
-    if (this.activity && rows.length > 0) {
-      const busy = await this.activity(rows.map((r) => r.id));
-      active = await this.store().withUnfinishedAnswer([...busy]);
-    }
-    return rows.map((r) => ({ ...r, snippet: r.snippet ?? null, active: active.has(r.id) }));
+  /** Sets `active` on list rows: work under way (the task registry) and an answer still being written. */
+  private async withActivity<T extends ChatSummary>(rows: T[]): Promise<T[]> {
+    if (!this.activity || rows.length === 0) return rows;
+    const busy = await this.activity(rows.map((r) => r.id));
+    const active = await this.store().withUnfinishedAnswer([...busy]);
+    for (const row of rows) row.active = active.has(row.id);
+    return rows;
   }
 
   /** `GET /chats/` and `/chats/list`: the sidebar, 60 per page (all without a page); pinned and filed chats only when asked. */
@@ -888,13 +888,13 @@ export class ChatsService implements FolderChats {
     const rows = await this.store().summaries(filter, NEWEST_FIRST, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE });
 
     const texts = terms ? await this.store().matchingTexts(rows.map((r) => r.id), terms) : new Map<string, string[]>();
-    const results = rows.map((row) => ({ ...row, snippet: texts.get(row.id)?.map((t) => snippetOf(t, terms)).find((s) => s !== null) ?? null }));
+    for (const row of rows) row.snippet = texts.get(row.id)?.map((t) => snippetOf(t, terms)).find((s) => s !== null) ?? null;
 
     const lone = text.trim().split(' ');
-    if (page === 1 && lone.length === 1 && lone[0].startsWith('tag:') && results.length === 0) {
+    if (page === 1 && lone.length === 1 && lone[0].startsWith('tag:') && rows.length === 0) {
       await this.store().deleteTags(user.id, [tagIdOf(lone[0].replace(/tag:/g, ''))]);
     }
-    return this.withActivity(results);
+    return this.withActivity(rows);
   }
 
   /** `POST /chats/tags`: the user's chats carrying a tag; a tag no chat carries is removed. */
@@ -1258,8 +1258,8 @@ export class ChatsService implements FolderChats {
     const filter: ChatFilter = { folder: [folderId], pinned: false, archived: false };
     const rows = await this.store().summariesWithOwner(filter, sidebarOrder(options.sortBy, options.sortDir, reader.id), { offset: options.offset, limit: options.limit });
     const owners = new Map((await this.users.byIds([...new Set(rows.map((r) => r.user_id))])).map((u) => [u.id, u.name]));
-    const withActivity = await this.withActivity(rows);
-    const chats = rows.map((row, i) => ({
+    await this.withActivity(rows);
+    const chats = rows.map((row) => ({
       id: row.id,
       title: row.title,
       user_id: row.user_id,
@@ -1268,7 +1268,7 @@ export class ChatsService implements FolderChats {
       // Others' chats never count as unread for the reader.
       last_read_at: row.user_id === reader.id ? row.last_read_at : row.updated_at,
       owner_name: owners.get(row.user_id) ?? 'Unknown',
-      active: withActivity[i].active,
+      active: row.active,
       readonly: row.user_id !== reader.id,
     }));
     return { chats, total: options.withTotal ? await this.store().count(filter) : chats.length };

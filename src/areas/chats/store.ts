@@ -27,13 +27,15 @@ export interface ChatRecord {
 /** Everything but the conversation, for rules that need no messages. */
 export type ChatHead = Omit<ChatRecord, 'chat'>;
 
-/** A row of the chat lists (ChatTitleIdResponse without the computed fields). */
+/** A row of the chat lists (ChatTitleIdResponse); the service fills `snippet` and `active`. */
 export interface ChatSummary {
   id: string;
   title: string;
   updated_at: number;
   created_at: number;
   last_read_at: number | null;
+  snippet: string | null;
+  active: boolean;
 }
 
 /** The columns of `chat` a service may change; JSON fields as values. */
@@ -164,6 +166,8 @@ const toSummary = (row: { id: string; title: string; updated_at: number; created
   updated_at: Number(row.updated_at),
   created_at: Number(row.created_at),
   last_read_at: row.last_read_at === null ? null : Number(row.last_read_at),
+  snippet: null,
+  active: false,
 });
 
 /** A patch in column form (the conversation apart): JSON encoded, and `internal` following `meta.internal`. */
@@ -310,7 +314,7 @@ export class ChatStore {
     if (page.limit !== undefined) query = query.limit(page.limit);
     if (page.offset) query = query.offset(page.offset);
     const rows = await query.execute();
-    return rows.map((row) => ({ ...toSummary(row), user_id: row.user_id }));
+    return rows.map((row) => Object.assign(toSummary(row), { user_id: row.user_id }));
   }
 
   async records(filter: ChatFilter, order: ChatOrder = NEWEST_FIRST, page: Page = {}): Promise<ChatRecord[]> {
