@@ -221,7 +221,7 @@ export class ConfigsService {
 
   setSubagents(user: UserRecord, form: SubagentsConfigForm): Promise<SubagentsConfigForm> {
     return this.writeForm(user, form, SUBAGENTS_CONFIG_KEYS, {
-      event: 'config.updated',
+      event: 'config.subagents.updated',
       subjectId: 'subagents',
       data: () => ({ enabled: form.ENABLE_SUBAGENTS }),
     });

@@ -208,7 +208,7 @@ describe('configs area', () => {
     const res = await server.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(SUBAGENTS_FORM);
-    const event = lastEvent('config.updated')!;
+    const event = lastEvent('config.subagents.updated')!;
     expect(event.subject).toEqual({ type: 'config', id: 'subagents' });
     expect(event.data).toEqual({ enabled: true });
     const fraction = await server.api.post('/api/v1/configs/subagents', { ...SUBAGENTS_FORM, SUBAGENTS_MAX_ASYNC: 1.5 }, { token: admin.token });
