@@ -15,7 +15,7 @@ import { median } from './lib/report.js';
  * the web client's path: each has a socket, sends `POST /api/chat/completions`
  * with its `session_id`, and reads the answer streamed as `chat:completion`
  * events, until `done`. The model is a fake that streams `--tokens` words,
- * one every `--delay` ms. Reports errors (any missing or failed answer), the
+ * one every `--delay` ms (`--chunk n`: one socket event per n changes). Reports errors (any missing or failed answer), the
  * time until every answer was done, and Parley's CPU time per streamed token.
  * See docs/chat-pipeline.md.
  */
@@ -25,6 +25,8 @@ const { values: flags } = parseArgs({
     tokens: { type: 'string', default: '200' },
     delay: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
+    // CHAT_RESPONSE_STREAM_DELTA_CHUNK_SIZE for Parley: changes of an answer per socket event.
+    chunk: { type: 'string', default: '1' },
   },
 });
 const CHATS = Number(flags.chats);
@@ -119,6 +121,7 @@ async function main() {
       OPENAI_API_BASE_URLS: model.url,
       OPENAI_API_KEYS: 'sk-bench',
       ENABLE_OLLAMA_API: 'false',
+      CHAT_RESPONSE_STREAM_DELTA_CHUNK_SIZE: flags.chunk,
     },
   });
   const rows = [];
@@ -178,6 +181,7 @@ async function main() {
     chats: CHATS,
     tokensPerAnswer: TOKENS,
     delayMs: DELAY_MS,
+    deltaChunkSize: Number(flags.chunk),
     pinned: pinning,
     node: process.version,
     cpu: os.cpus()[0]?.model,
