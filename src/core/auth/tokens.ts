@@ -19,8 +19,12 @@ export interface TokenClaims {
 }
 
 /** Session tokens: HS256 JWTs carrying the user id, as the reference issues them. */
+/** Verified tokens kept so a session's every request does not re-check its signature. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export class TokenService {
   private readonly key: Uint8Array;
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(
     secret: string,
@@ -39,9 +43,20 @@ export class TokenService {
 
   /** The claims of a valid token, or null for anything else (bad signature, expired, malformed). */
   async verify(token: string): Promise<TokenClaims | null> {
+    const known = this.verified.get(token);
+    if (known) {
+      // The signature was checked once; expiry is checked on every use.
+      if (known.exp === undefined || known.exp > this.clock.now()) return known;
+      this.verified.delete(token);
+      return null;
+    }
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: new Date(this.clock.nowMs()) });
-      return typeof payload.id === 'string' ? (payload as unknown as TokenClaims) : null;
+      if (typeof payload.id !== 'string') return null;
+      const claims = payload as unknown as TokenClaims;
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
+      this.verified.set(token, claims);
+      return claims;
     } catch {
       return null;
     }

@@ -18,16 +18,20 @@ export interface DatabaseHandle {
 // PostgreSQL returns BIGINT as a string; every BIGINT Parley stores is epoch seconds, safe as a number.
 pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
 
+const STATEMENT_CACHE_SIZE = 1000;
+
 /**
  * better-sqlite3 refuses to bind booleans; PostgreSQL wants them. Binding them as
- * 0/1 here keeps the stores' query code the same on both dialects.
+ * 0/1 here keeps the stores' query code the same on both dialects. Kysely also
+ * prepares every query anew; statements are reused per SQL text instead (`all` and
+ * `run` finish synchronously, so a cached statement is only busy while iterated).
  */
-function withBooleanBinding(database: SQLite.Database): SQLite.Database {
+function withBooleanBindingAndStatementCache(database: SQLite.Database): SQLite.Database {
   const prepare = database.prepare.bind(database);
   const bindable = (p: unknown) => (typeof p === 'boolean' ? (p ? 1 : 0) : p);
   // Kysely passes the parameters as one array argument.
   const convert = (params: unknown[]) => params.map((p) => (Array.isArray(p) ? p.map(bindable) : bindable(p)));
-  database.prepare = ((source: string) => {
+  const prepareConverting = (source: string) => {
     const statement = prepare(source);
     const all = statement.all.bind(statement);
     const run = statement.run.bind(statement);
@@ -37,6 +41,17 @@ function withBooleanBinding(database: SQLite.Database): SQLite.Database {
       run: (...params: unknown[]) => run(...convert(params)),
       iterate: (...params: unknown[]) => iterate(...convert(params)),
     });
+  };
+  const statements = new Map<string, SQLite.Statement>();
+  database.prepare = ((source: string) => {
+    let statement = statements.get(source);
+    if (statement?.busy) return prepareConverting(source);
+    if (!statement) {
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
+      statement = prepareConverting(source);
+      statements.set(source, statement);
+    }
+    return statement;
   }) as typeof database.prepare;
   return database;
 }
@@ -47,7 +62,7 @@ function openSqlite(file: string): SQLite.Database {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  return withBooleanBinding(database);
+  return withBooleanBindingAndStatementCache(database);
 }
 
 /** Longer than any real SQLite transaction; reaching it means a wait that would never end. */
