@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import fastJsonStringify from 'fast-json-stringify';
 import findMyWay from 'find-my-way';
 import { HttpError } from './errors.js';
 import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
@@ -45,6 +46,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(schemaCompiler);
+  // Response serializers are built on first use too, for the same reason as validators (start-up time).
+  app.setSerializerCompiler(({ schema }) => {
+    let stringify: ((data: unknown) => string) | undefined;
+    return (data: unknown) => (stringify ??= fastJsonStringify(schema as object))(data);
+  });
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const error = new Error('validation') as Error & { details: ValidationDetail[] };
     error.details = validationDetails(errors as never, dataVar);

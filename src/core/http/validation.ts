@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -15,8 +15,21 @@ const shared: Options = { allErrors: true, verbose: true, useDefaults: true, str
 const bodyAjv = addFormats(new Ajv({ ...shared, coerceTypes: false }));
 const paramAjv = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }));
 
-export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
+/**
+ * Validators are compiled on a route's first request rather than at start-up:
+ * compiling every route's schemas up front was most of the time to ready.
+ */
+export const schemaCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  let compiled: ValidateFunction | undefined;
+  const validate = (data: unknown) => {
+    compiled ??= (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null as ValidateFunction['errors'];
+  return validate;
+};
 
 export interface ValidationDetail {
   type: string;
