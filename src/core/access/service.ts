@@ -65,6 +65,8 @@ export type PreviewSections = Record<PreviewSectionName, PreviewSection>;
  */
 export class AccessService {
   private readonly previewCatalogs = new Map<PreviewSectionName, PreviewCatalog>();
+  private baseline: PermissionsTree | undefined;
+  private defaults: { stored: unknown; tree: PermissionsTree } | undefined;
 
   constructor(
     readonly core: Core,
@@ -84,13 +86,17 @@ export class AccessService {
 
   /** The default tree as the environment seeds it (GET /users/default/permissions/defaults). */
   baselinePermissions(): PermissionsTree {
-    return permissionsFromEnv(this.core.env.raw);
+    // The environment does not change while the process runs; the tree is built once and never mutated.
+    this.baseline ??= permissionsFromEnv(this.core.env.raw);
+    return this.baseline;
   }
 
   /** The stored default tree of every user, with keys added since it was saved filled in. */
   defaultPermissions(): PermissionsTree {
     const stored = this.core.settings.get(USER_PERMISSIONS) ?? {};
-    return fillMissing(stored, this.baselinePermissions()) as PermissionsTree;
+    // Rebuilt only when the stored tree changes (the settings store hands out a new object on write).
+    if (this.defaults?.stored !== stored) this.defaults = { stored, tree: fillMissing(stored, this.baselinePermissions()) as PermissionsTree };
+    return this.defaults.tree;
   }
 
   /**
