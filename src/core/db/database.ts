@@ -106,6 +106,9 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
+    // An idle client whose connection the server ends (restart, admin termination) is dropped and
+    // replaced on next use; without a listener, pg would turn that into an uncaught error.
+    pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
