@@ -5,6 +5,7 @@ import pg from 'pg';
 import { buildParley, type Parley } from '../../src/app.js';
 import { readEnv } from '../../src/config/env.js';
 import type { Clock } from '../../src/core/clock.js';
+import type { EventPayload } from '../../src/core/events/publish.js';
 
 /**
  * Starts a real Parley on a free port with its own data folder and its own
@@ -79,6 +80,15 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       await parley.close();
     },
   };
+}
+
+/** Every event the server publishes from now on, in order. */
+export function recordEvents(server: TestServer): EventPayload[] {
+  const events: EventPayload[] = [];
+  server.parley.core.events.subscribe((event) => {
+    events.push(event);
+  });
+  return events;
 }
 
 /** Stops the server and removes its data folder and database. */

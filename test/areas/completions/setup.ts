@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { io, type Socket } from 'socket.io-client';
 import type { EventPayload } from '../../../src/core/events/publish.js';
 import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { destroyServer, recordEvents, startServer, type TestServer } from '../../helpers/server.js';
 
 /** A Parley whose only provider is the scriptable fake model, recording its published events. */
 export interface ChatWorld {
@@ -24,10 +24,7 @@ export async function startChatWorld(env: Record<string, string> = {}, models?: 
       ...env,
     },
   });
-  const events: EventPayload[] = [];
-  server.parley.core.events.subscribe((event) => {
-    events.push(event);
-  });
+  const events = recordEvents(server);
   return {
     server,
     model,

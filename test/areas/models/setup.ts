@@ -1,6 +1,6 @@
 import type { EventPayload } from '../../../src/core/events/publish.js';
 import { type FakeUpstream, startFakeOllama, startFakeOpenAI } from '../../helpers/fake-upstreams.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { destroyServer, recordEvents, startServer, type TestServer } from '../../helpers/server.js';
 
 /** A Parley wired to one fake OpenAI-style provider and one fake Ollama, recording every event it publishes. */
 export interface ModelWorld {
@@ -24,10 +24,7 @@ export async function startModelWorld(env: Record<string, string> = {}, models: 
       ...env,
     },
   });
-  const events: EventPayload[] = [];
-  server.parley.core.events.subscribe((event) => {
-    events.push(event);
-  });
+  const events = recordEvents(server);
   return {
     server,
     openai,
