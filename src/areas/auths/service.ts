@@ -271,10 +271,7 @@ export class AuthsService {
   async signup(form: SignupForm): Promise<Session<SessionUserResponse>> {
     this.checkProfileImage(form.profile_image_url);
     if (!this.signupAllowed((await this.users.count()) > 0)) throw forbidden(ERROR.ACCESS_PROHIBITED);
-    const email = form.email.toLowerCase();
-    this.checkEmailFormat(email);
-    await this.checkEmailFree(email);
-    this.checkNewPassword(form.password);
+    const email = await this.checkNewCredentials(form);
     const user = await this.createAccount({
       email,
       password: form.password,
@@ -287,13 +284,19 @@ export class AuthsService {
     return this.startSession(user, 'api');
   }
 
-  /** `POST /auths/add`: an admin creates an account and receives a token for it (no cookie). */
-  async addUser(admin: UserRecord, form: AddUserForm): Promise<SigninResponse> {
-    this.checkProfileImage(form.profile_image_url);
+  /** The e-mail (lower-cased) of a new account, once its format, uniqueness and password pass the rules. */
+  private async checkNewCredentials(form: { email: string; password: string }): Promise<string> {
     const email = form.email.toLowerCase();
     this.checkEmailFormat(email);
     await this.checkEmailFree(email);
     this.checkNewPassword(form.password);
+    return email;
+  }
+
+  /** `POST /auths/add`: an admin creates an account and receives a token for it (no cookie). */
+  async addUser(admin: UserRecord, form: AddUserForm): Promise<SigninResponse> {
+    this.checkProfileImage(form.profile_image_url);
+    const email = await this.checkNewCredentials(form);
     const user = await this.createAccount({
       email,
       password: form.password,
