@@ -174,24 +174,30 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   app.decorateRequest('token', null);
 
   const context: AreaContext = { core, auth, services };
-  await app.register(async (api) => systemRoutes(api as App, context));
-  await app.register(async (api) => authsRoutes(api as App, context), { prefix: '/api/v1/auths' });
-  await app.register(async (api) => usersRoutes(api as App, context), { prefix: '/api/v1/users' });
-  await app.register(async (api) => groupsRoutes(api as App, context), { prefix: '/api/v1/groups' });
-  await app.register(async (api) => configsRoutes(api as App, context), { prefix: '/api/v1/configs' });
-  await app.register(async (api) => legalRoutes(api as App, context), { prefix: '/api/v1/legal' });
-  await app.register(async (api) => eventsRoutes(api as App, context), { prefix: '/api/events' });
-  await app.register(async (api) => modelsRoutes(api as App, context), { prefix: '/api/v1/models' });
-  await app.register(async (api) => modelAppRoutes(api as App, context));
-  await app.register(async (api) => openaiRoutes(api as App, context), { prefix: '/openai' });
-  await app.register(async (api) => ollamaRoutes(api as App, context), { prefix: '/ollama' });
-  await app.register(async (api) => toolsRoutes(api as App, context), { prefix: '/api/v1/tools' });
-  await app.register(async (api) => chatsRoutes(api as App, context), { prefix: '/api/v1/chats' });
-  await app.register(async (api) => foldersRoutes(api as App, context), { prefix: '/api/v1/folders' });
-  await app.register(async (api) => filesRoutes(api as App, context), { prefix: '/api/v1/files' });
-  await app.register(async (api) => completionsRoutes(api as App, context));
-  await app.register(async (api) => runningTasksRoutes(api as App, context));
-  await app.register(async (api) => tasksRoutes(api as App, context), { prefix: '/api/v1/tasks' });
+  // Every area's routes and where they are mounted.
+  const areas: [(app: App, ctx: AreaContext) => Promise<void>, string | null][] = [
+    [systemRoutes, null],
+    [authsRoutes, '/api/v1/auths'],
+    [usersRoutes, '/api/v1/users'],
+    [groupsRoutes, '/api/v1/groups'],
+    [configsRoutes, '/api/v1/configs'],
+    [legalRoutes, '/api/v1/legal'],
+    [eventsRoutes, '/api/events'],
+    [modelsRoutes, '/api/v1/models'],
+    [modelAppRoutes, null],
+    [openaiRoutes, '/openai'],
+    [ollamaRoutes, '/ollama'],
+    [toolsRoutes, '/api/v1/tools'],
+    [chatsRoutes, '/api/v1/chats'],
+    [foldersRoutes, '/api/v1/folders'],
+    [filesRoutes, '/api/v1/files'],
+    [completionsRoutes, null],
+    [runningTasksRoutes, null],
+    [tasksRoutes, '/api/v1/tasks'],
+  ];
+  for (const [routes, prefix] of areas) {
+    await app.register(async (api) => routes(api as App, context), prefix ? { prefix } : {});
+  }
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
   // The socket server shares the HTTP server (`/ws/socket.io`).
   await realtime.attach(app.server);
