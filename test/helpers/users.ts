@@ -11,6 +11,11 @@ export interface Account {
   password: string;
 }
 
+export type Role = 'user' | 'admin' | 'pending';
+
+/** Request options that send the account's token (none for null). */
+export const as = (account: Account | null) => ({ token: account?.token ?? null });
+
 let counter = 0;
 
 /** Signs up through the API (the first account becomes admin). */
@@ -22,7 +27,7 @@ export async function signup(api: ApiClient, name = `User ${++counter}`, passwor
 }
 
 /** Adds a user through the admin route, with the given role. */
-export async function addUser(api: ApiClient, admin: Account, role: 'user' | 'admin' | 'pending' = 'user', name = `Member ${++counter}`): Promise<Account> {
+export async function addUser(api: ApiClient, admin: Account, role: Role = 'user', name = `Member ${++counter}`): Promise<Account> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '.')}.${Date.now().toString(36)}${counter}@example.com`;
   const password = 'member-Passw0rd!';
   const res = await api.post('/api/v1/auths/add', { name, email, password, role }, { token: admin.token });
