@@ -226,6 +226,11 @@ function responsesHandler(): Handler {
   };
 }
 
+/** The environment that makes an OpenAI-style fake at `url` the server's only provider. */
+export function onlyOpenAI(url: string, key = 'sk-fake'): Record<string, string> {
+  return { OPENAI_API_BASE_URLS: url, OPENAI_API_KEYS: key, ENABLE_OLLAMA_API: 'false' };
+}
+
 export function startFakeOpenAI(models: string[] = ['gpt-fake', 'gpt-fake-endless', 'gpt-fake-error', 'gpt-fake-silent']): Promise<FakeUpstream> {
   const list: Handler = (_req, res, _body, fake) => {
     if (fake.listFails) return json(res, 401, { error: { message: 'Incorrect API key provided', code: 'invalid_api_key' } });

@@ -1,46 +1,30 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
-import { TestClock, destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { NOT_FOUND, PROHIBITED, UNKNOWN, chain, newChat, recordEvents, setDefaultPermission } from './fixtures.js';
+import { TestClock } from '../../helpers/server.js';
+import { type Account, addUser, as } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { NOT_FOUND, PROHIBITED, UNKNOWN, chain, newChat, setDefaultPermission } from './fixtures.js';
 
-let server: TestServer;
-let admin: Account;
-let alice: Account;
-let bob: Account;
-let pending: Account;
-let recorder: ReturnType<typeof recordEvents>;
-const clock = new TestClock(Date.UTC(2025, 0, 1) );
-
-beforeAll(async () => {
-  server = await startServer({ clock });
-  recorder = recordEvents(server);
-  admin = await signup(server.api, 'Chat Admin');
-  alice = await addUser(server.api, admin, 'user', 'Alice Chats');
-  bob = await addUser(server.api, admin, 'user', 'Bob Chats');
-  pending = await addUser(server.api, admin, 'pending', 'Pending Chats');
-});
-
-afterAll(async () => {
-  await destroyServer(server);
+const clock = new TestClock(Date.UTC(2025, 0, 1));
+const world = useServer({
+  clock,
+  admin: 'Chat Admin',
+  users: { alice: ['user', 'Alice Chats'], bob: ['user', 'Bob Chats'], pending: ['pending', 'Pending Chats'] },
+  freshEvents: true,
 });
 
 beforeEach(() => {
   clock.advance(10);
-  recorder.take();
 });
-
-const api = () => server.api;
-const as = (account: Account) => ({ token: account.token });
 
 describe('POST /api/v1/chats/new', () => {
   it('stores the chat and answers ChatResponse, with the current message taken from the history', async () => {
     const history = chain(['u1', 'user', 'Hello there'], ['a1', 'assistant', 'Hi!', { model: 'gpt-fake' }]);
-    const res = await api().post('/api/v1/chats/new', { chat: { title: 'Greeting', models: ['gpt-fake'], history }, variables: { '{{X}}': '1' } }, as(alice));
+    const res = await world.api.post('/api/v1/chats/new', { chat: { title: 'Greeting', models: ['gpt-fake'], history }, variables: { '{{X}}': '1' } }, as(world.alice));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
       id: expect.any(String),
-      user_id: alice.id,
+      user_id: world.alice.id,
       title: 'Greeting',
       chat: { title: 'Greeting', models: ['gpt-fake'], history },
       updated_at: clock.now(),
@@ -56,70 +40,70 @@ describe('POST /api/v1/chats/new', () => {
       current_message_id: 'a1',
       context_usage: null,
     });
-    const [event] = recorder.take();
-    expect(event).toMatchObject({ event: 'chat.created', actor: { id: alice.id }, subject: { type: 'chat', id: res.body.id }, data: { title: 'Greeting', folder_id: null } });
+    const [event] = world.takeEvents();
+    expect(event).toMatchObject({ event: 'chat.created', actor: { id: world.alice.id }, subject: { type: 'chat', id: res.body.id }, data: { title: 'Greeting', folder_id: null } });
 
-    const stored = await api().get(`/api/v1/chats/${res.body.id}`, as(alice));
+    const stored = await world.api.get(`/api/v1/chats/${res.body.id}`, as(world.alice));
     expect(stored.body).toEqual(res.body);
   });
 
   it('names an untitled chat "New Chat" and takes the last legacy message as current', async () => {
-    const chat = await newChat(api(), alice, { title: undefined, messages: [{ id: 'm1', role: 'user', content: 'x' }, { id: 'm2', role: 'assistant', content: 'y' }] });
+    const chat = await newChat(world.api, world.alice, { title: undefined, messages: [{ id: 'm1', role: 'user', content: 'x' }, { id: 'm2', role: 'assistant', content: 'y' }] });
     expect(chat.title).toBe('New Chat');
     expect(chat.current_message_id).toBe('m2');
   });
 
   it('refuses a missing or malformed chat (422), and callers that are not signed-in users (401)', async () => {
     for (const body of [{}, { chat: 'text' }, { chat: null }, { chat: {}, folder_id: 5 }]) {
-      const res = await api().post('/api/v1/chats/new', body, as(alice));
+      const res = await world.api.post('/api/v1/chats/new', body, as(world.alice));
       expect(res.status, JSON.stringify(body)).toBe(422);
     }
-    expect((await api().post('/api/v1/chats/new', { chat: {} })).status).toBe(401);
-    const res = await api().post('/api/v1/chats/new', { chat: {} }, as(pending));
+    expect((await world.api.post('/api/v1/chats/new', { chat: {} })).status).toBe(401);
+    const res = await world.api.post('/api/v1/chats/new', { chat: {} }, as(world.pending));
     expect(res.status).toBe(401);
-    expect(recorder.take()).toEqual([]);
+    expect(world.takeEvents()).toEqual([]);
   });
 
   it('files the chat in an own folder; an unknown or foreign folder is a 404 and nothing is stored', async () => {
-    const folder = (await api().post('/api/v1/folders/', { name: `Files ${Date.now()}` }, as(alice))).body;
-    const chat = await newChat(api(), alice, {}, { folder_id: folder.id });
+    const folder = (await world.api.post('/api/v1/folders/', { name: `Files ${Date.now()}` }, as(world.alice))).body;
+    const chat = await newChat(world.api, world.alice, {}, { folder_id: folder.id });
     expect(chat.folder_id).toBe(folder.id);
-    const before = (await api().get('/api/v1/chats/?include_folders=true', as(bob))).body.length;
+    const before = (await world.api.get('/api/v1/chats/?include_folders=true', as(world.bob))).body.length;
     for (const folder_id of [UNKNOWN, folder.id]) {
-      const res = await api().post('/api/v1/chats/new', { chat: { title: 'x' }, folder_id }, as(bob));
+      const res = await world.api.post('/api/v1/chats/new', { chat: { title: 'x' }, folder_id }, as(world.bob));
       expect(res.status).toBe(404);
       expect(res.body).toEqual(NOT_FOUND);
     }
-    expect((await api().get('/api/v1/chats/?include_folders=true', as(bob))).body.length).toBe(before);
+    expect((await world.api.get('/api/v1/chats/?include_folders=true', as(world.bob))).body.length).toBe(before);
   });
 });
 
 describe('GET /api/v1/chats/{id}', () => {
   it('is 404 for unknown chats and for chats of other users', async () => {
-    const chat = await newChat(api(), alice);
-    for (const [id, who] of [[UNKNOWN, alice], [chat.id, bob]] as const) {
-      const res = await api().get(`/api/v1/chats/${id}`, as(who));
+    const chat = await newChat(world.api, world.alice);
+    for (const [id, who] of [[UNKNOWN, world.alice], [chat.id, world.bob]] as const) {
+      const res = await world.api.get(`/api/v1/chats/${id}`, as(who));
       expect(res.status).toBe(404);
       expect(res.body).toEqual(NOT_FOUND);
     }
   });
 
   it('lets admins read any chat while ENABLE_ADMIN_CHAT_ACCESS is on', async () => {
-    const chat = await newChat(api(), alice);
-    const res = await api().get(`/api/v1/chats/${chat.id}`, as(admin));
+    const chat = await newChat(world.api, world.alice);
+    const res = await world.api.get(`/api/v1/chats/${chat.id}`, as(world.admin));
     expect(res.status).toBe(200);
-    expect(res.body.user_id).toBe(alice.id);
+    expect(res.body.user_id).toBe(world.alice.id);
   });
 });
 
 describe('POST /api/v1/chats/{id}', () => {
   it('merges the sent chat over the stored one and the sent messages into the history', async () => {
     const history = chain(['u1', 'user', 'first'], ['a1', 'assistant', 'answer']);
-    const chat = await newChat(api(), alice, { title: 'Before', models: ['m'], params: { temperature: 1 }, history });
+    const chat = await newChat(world.api, world.alice, { title: 'Before', models: ['m'], params: { temperature: 1 }, history });
     clock.advance(5);
-    recorder.take();
+    world.takeEvents();
     const regenerated = { id: 'a2', parentId: 'u1', childrenIds: [], role: 'assistant', content: 'another answer', timestamp: 1_700_000_100 };
-    const res = await api().post(`/api/v1/chats/${chat.id}`, { chat: { title: 'After', history: { currentId: 'a2', messages: { a2: regenerated } } } }, as(alice));
+    const res = await world.api.post(`/api/v1/chats/${chat.id}`, { chat: { title: 'After', history: { currentId: 'a2', messages: { a2: regenerated } } } }, as(world.alice));
     expect(res.status, res.text).toBe(200);
     expect(res.body.title).toBe('After');
     expect(res.body.chat.models).toEqual(['m']);
@@ -129,154 +113,154 @@ describe('POST /api/v1/chats/{id}', () => {
     expect(res.body.chat.history.messages.u1.childrenIds).toEqual(['a1', 'a2']);
     expect(res.body.current_message_id).toBe('a2');
     expect(res.body.updated_at).toBe(clock.now());
-    expect(recorder.take()).toMatchObject([{ event: 'chat.updated', subject: { type: 'chat', id: chat.id }, data: { title: 'After' } }]);
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.updated', subject: { type: 'chat', id: chat.id }, data: { title: 'After' } }]);
   });
 
   it('keeps the stored current message when the sent one is unknown, and does not move the chat for other changes', async () => {
-    const chat = await newChat(api(), alice, { history: chain(['u1', 'user', 'q']) });
+    const chat = await newChat(world.api, world.alice, { history: chain(['u1', 'user', 'q']) });
     clock.advance(5);
-    const res = await api().post(`/api/v1/chats/${chat.id}`, { chat: { params: { seed: 1 } }, variables: { a: 'b' } }, as(alice));
+    const res = await world.api.post(`/api/v1/chats/${chat.id}`, { chat: { params: { seed: 1 } }, variables: { a: 'b' } }, as(world.alice));
     expect(res.body.updated_at).toBe(chat.updated_at);
     expect(res.body.variables).toEqual({ a: 'b' });
-    const again = await api().post(`/api/v1/chats/${chat.id}`, { chat: { history: { currentId: 'nope', messages: {} } } }, as(alice));
+    const again = await world.api.post(`/api/v1/chats/${chat.id}`, { chat: { history: { currentId: 'nope', messages: {} } } }, as(world.alice));
     expect(again.body.chat.history.currentId).toBe('u1');
   });
 
   it('is only for the owner (404 otherwise), and validates the form (422)', async () => {
-    const chat = await newChat(api(), alice, { title: 'Mine' });
-    recorder.take();
-    for (const who of [bob, admin]) {
-      const res = await api().post(`/api/v1/chats/${chat.id}`, { chat: { title: 'Theirs' } }, as(who));
+    const chat = await newChat(world.api, world.alice, { title: 'Mine' });
+    world.takeEvents();
+    for (const who of [world.bob, world.admin]) {
+      const res = await world.api.post(`/api/v1/chats/${chat.id}`, { chat: { title: 'Theirs' } }, as(who));
       expect(res.status).toBe(404);
     }
-    expect((await api().post(`/api/v1/chats/${chat.id}`, { title: 'x' }, as(alice))).status).toBe(422);
-    expect((await api().get(`/api/v1/chats/${chat.id}`, as(alice))).body.title).toBe('Mine');
-    expect(recorder.take()).toEqual([]);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}`, { title: 'x' }, as(world.alice))).status).toBe(422);
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).body.title).toBe('Mine');
+    expect(world.takeEvents()).toEqual([]);
   });
 });
 
 describe('GET /api/v1/chats/ (the sidebar)', () => {
   let owner: Account;
   beforeAll(async () => {
-    owner = await addUser(server.api, admin, 'user', 'Lister');
+    owner = await addUser(world.server.api, world.admin, 'user', 'Lister');
     const chats = Array.from({ length: 63 }, (_, i) => ({ chat: { title: `chat ${i}` }, created_at: 1_000 + i, updated_at: 2_000 + i }));
-    const res = await api().post('/api/v1/chats/import', { chats }, as(owner));
+    const res = await world.api.post('/api/v1/chats/import', { chats }, as(owner));
     expect(res.status, res.text).toBe(200);
   });
 
   it('pages by 60, newest change first, with the title/id fields only', async () => {
-    const first = await api().get('/api/v1/chats/?page=1', as(owner));
+    const first = await world.api.get('/api/v1/chats/?page=1', as(owner));
     expect(first.status).toBe(200);
     expect(first.body).toHaveLength(60);
     expect(first.body[0]).toEqual({ id: expect.any(String), title: 'chat 62', updated_at: 2062, created_at: 1062, last_read_at: null, snippet: null, active: false });
     expect(first.body.map((c: { title: string }) => c.title).slice(0, 3)).toEqual(['chat 62', 'chat 61', 'chat 60']);
-    const second = await api().get('/api/v1/chats/?page=2', as(owner));
+    const second = await world.api.get('/api/v1/chats/?page=2', as(owner));
     expect(second.body.map((c: { title: string }) => c.title)).toEqual(['chat 2', 'chat 1', 'chat 0']);
-    expect((await api().get('/api/v1/chats/list', as(owner))).body).toHaveLength(63);
-    const byTitle = await api().get('/api/v1/chats/?page=1&sort_by=title&sort_dir=asc', as(owner));
+    expect((await world.api.get('/api/v1/chats/list', as(owner))).body).toHaveLength(63);
+    const byTitle = await world.api.get('/api/v1/chats/?page=1&sort_by=title&sort_dir=asc', as(owner));
     expect(byTitle.body[0].title).toBe('chat 0');
-    expect((await api().get('/api/v1/chats/?page=0', as(owner))).status).toBe(422);
+    expect((await world.api.get('/api/v1/chats/?page=0', as(owner))).status).toBe(422);
   });
 
   it('leaves out pinned, archived and filed chats unless asked, and other users’ chats always', async () => {
-    const ids = (await api().get('/api/v1/chats/', as(owner))).body.map((c: { id: string }) => c.id);
-    const folder = (await api().post('/api/v1/folders/', { name: 'Lister folder' }, as(owner))).body;
-    expect((await api().post(`/api/v1/chats/${ids[0]}/pin`, undefined, as(owner))).status).toBe(200);
-    expect((await api().post(`/api/v1/chats/${ids[1]}/archive`, undefined, as(owner))).status).toBe(200);
-    expect((await api().post(`/api/v1/chats/${ids[2]}/folder`, { folder_id: folder.id }, as(owner))).status).toBe(200);
-    const listed = (await api().get('/api/v1/chats/', as(owner))).body.map((c: { id: string }) => c.id);
+    const ids = (await world.api.get('/api/v1/chats/', as(owner))).body.map((c: { id: string }) => c.id);
+    const folder = (await world.api.post('/api/v1/folders/', { name: 'Lister folder' }, as(owner))).body;
+    expect((await world.api.post(`/api/v1/chats/${ids[0]}/pin`, undefined, as(owner))).status).toBe(200);
+    expect((await world.api.post(`/api/v1/chats/${ids[1]}/archive`, undefined, as(owner))).status).toBe(200);
+    expect((await world.api.post(`/api/v1/chats/${ids[2]}/folder`, { folder_id: folder.id }, as(owner))).status).toBe(200);
+    const listed = (await world.api.get('/api/v1/chats/', as(owner))).body.map((c: { id: string }) => c.id);
     expect(listed).toHaveLength(60);
     expect(listed).not.toContain(ids[0]);
     expect(listed).not.toContain(ids[1]);
     expect(listed).not.toContain(ids[2]);
-    const all = (await api().get('/api/v1/chats/?include_pinned=true&include_folders=true', as(owner))).body.map((c: { id: string }) => c.id);
+    const all = (await world.api.get('/api/v1/chats/?include_pinned=true&include_folders=true', as(owner))).body.map((c: { id: string }) => c.id);
     expect(all).toContain(ids[0]);
     expect(all).toContain(ids[2]);
     expect(all).not.toContain(ids[1]);
-    const pinned = await api().get('/api/v1/chats/pinned', as(owner));
+    const pinned = await world.api.get('/api/v1/chats/pinned', as(owner));
     expect(pinned.body.map((c: { id: string }) => c.id)).toEqual([ids[0]]);
-    expect((await api().get('/api/v1/chats/archived/count', as(owner))).body).toBe(1);
-    expect((await api().get('/api/v1/chats/', as(bob))).body.every((c: { id: string }) => !ids.includes(c.id))).toBe(true);
+    expect((await world.api.get('/api/v1/chats/archived/count', as(owner))).body).toBe(1);
+    expect((await world.api.get('/api/v1/chats/', as(world.bob))).body.every((c: { id: string }) => !ids.includes(c.id))).toBe(true);
   });
 });
 
 describe('pin, archive, folder', () => {
   it('toggles pinned and archived, publishing each change', async () => {
-    const chat = await newChat(api(), alice);
-    recorder.take();
-    const pinned = await api().post(`/api/v1/chats/${chat.id}/pin`, undefined, as(alice));
+    const chat = await newChat(world.api, world.alice);
+    world.takeEvents();
+    const pinned = await world.api.post(`/api/v1/chats/${chat.id}/pin`, undefined, as(world.alice));
     expect(pinned.body).toMatchObject({ id: chat.id, pinned: true });
-    expect((await api().get(`/api/v1/chats/${chat.id}/pinned`, as(alice))).body).toBe(true);
-    const unpinned = await api().post(`/api/v1/chats/${chat.id}/pin`, undefined, as(alice));
+    expect((await world.api.get(`/api/v1/chats/${chat.id}/pinned`, as(world.alice))).body).toBe(true);
+    const unpinned = await world.api.post(`/api/v1/chats/${chat.id}/pin`, undefined, as(world.alice));
     expect(unpinned.body.pinned).toBe(false);
-    expect(recorder.names()).toEqual(['chat.pinned', 'chat.unpinned']);
+    expect(world.takeEvents().map((e) => e.event)).toEqual(['chat.pinned', 'chat.unpinned']);
 
-    const archived = await api().post(`/api/v1/chats/${chat.id}/archive`, undefined, as(alice));
+    const archived = await world.api.post(`/api/v1/chats/${chat.id}/archive`, undefined, as(world.alice));
     expect(archived.body.archived).toBe(true);
-    const list = await api().get('/api/v1/chats/archived', as(alice));
+    const list = await world.api.get('/api/v1/chats/archived', as(world.alice));
     expect(list.body.map((c: { id: string }) => c.id)).toContain(chat.id);
-    const full = await api().get('/api/v1/chats/all/archived', as(alice));
+    const full = await world.api.get('/api/v1/chats/all/archived', as(world.alice));
     expect(full.body.find((c: { id: string }) => c.id === chat.id)).toMatchObject({ archived: true, chat: { title: 'A chat' } });
-    const restored = await api().post(`/api/v1/chats/${chat.id}/archive`, undefined, as(alice));
+    const restored = await world.api.post(`/api/v1/chats/${chat.id}/archive`, undefined, as(world.alice));
     expect(restored.body.archived).toBe(false);
-    expect(recorder.take().map((e) => [e.event, e.subject])).toEqual([
+    expect(world.takeEvents().map((e) => [e.event, e.subject])).toEqual([
       ['chat.archived', { type: 'chat', id: chat.id }],
       ['chat.unarchived', { type: 'chat', id: chat.id }],
     ]);
   });
 
   it('archives and restores every chat of the user at once', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Archiver');
-    await newChat(api(), user);
-    await newChat(api(), user);
-    recorder.take();
-    expect((await api().post('/api/v1/chats/archive/all', undefined, as(user))).body).toBe(true);
-    expect((await api().get('/api/v1/chats/archived/count', as(user))).body).toBe(2);
-    expect((await api().get('/api/v1/chats/', as(user))).body).toEqual([]);
-    expect((await api().post('/api/v1/chats/unarchive/all', undefined, as(user))).body).toBe(true);
-    expect((await api().get('/api/v1/chats/archived/count', as(user))).body).toBe(0);
-    expect(recorder.take().map((e) => [e.event, e.subject])).toEqual([
+    const user = await addUser(world.server.api, world.admin, 'user', 'Archiver');
+    await newChat(world.api, user);
+    await newChat(world.api, user);
+    world.takeEvents();
+    expect((await world.api.post('/api/v1/chats/archive/all', undefined, as(user))).body).toBe(true);
+    expect((await world.api.get('/api/v1/chats/archived/count', as(user))).body).toBe(2);
+    expect((await world.api.get('/api/v1/chats/', as(user))).body).toEqual([]);
+    expect((await world.api.post('/api/v1/chats/unarchive/all', undefined, as(user))).body).toBe(true);
+    expect((await world.api.get('/api/v1/chats/archived/count', as(user))).body).toBe(0);
+    expect(world.takeEvents().map((e) => [e.event, e.subject])).toEqual([
       ['chat.archived', { type: 'user', id: user.id }],
       ['chat.unarchived', { type: 'user', id: user.id }],
     ]);
   });
 
   it('filters, orders and pages the archived list, refusing unknown orderings (400)', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Archive Sorter');
-    await api().post('/api/v1/chats/import', { chats: ['beta', 'alpha', 'gamma'].map((title, i) => ({ chat: { title }, updated_at: 100 + i })) }, as(user));
-    await api().post('/api/v1/chats/archive/all', undefined, as(user));
-    const titles = async (query: string) => (await api().get(`/api/v1/chats/archived${query}`, as(user))).body.map((c: { title: string }) => c.title);
+    const user = await addUser(world.server.api, world.admin, 'user', 'Archive Sorter');
+    await world.api.post('/api/v1/chats/import', { chats: ['beta', 'alpha', 'gamma'].map((title, i) => ({ chat: { title }, updated_at: 100 + i })) }, as(user));
+    await world.api.post('/api/v1/chats/archive/all', undefined, as(user));
+    const titles = async (query: string) => (await world.api.get(`/api/v1/chats/archived${query}`, as(user))).body.map((c: { title: string }) => c.title);
     expect(await titles('')).toEqual(['gamma', 'alpha', 'beta']);
     expect(await titles('?order_by=title&direction=asc')).toEqual(['alpha', 'beta', 'gamma']);
     expect(await titles('?query=AL')).toEqual(['alpha']);
     expect(await titles('?page=2')).toEqual([]);
-    expect((await api().get('/api/v1/chats/archived?order_by=chat&direction=asc', as(user))).status).toBe(400);
-    expect((await api().get('/api/v1/chats/archived?order_by=title&direction=up', as(user))).status).toBe(400);
+    expect((await world.api.get('/api/v1/chats/archived?order_by=chat&direction=asc', as(user))).status).toBe(400);
+    expect((await world.api.get('/api/v1/chats/archived?order_by=title&direction=up', as(user))).status).toBe(400);
   });
 
   it('files a chat in a folder (unpinning and unarchiving it) and takes it out again', async () => {
-    const folder = (await api().post('/api/v1/folders/', { name: `Box ${Date.now()}` }, as(alice))).body;
-    const chat = await newChat(api(), alice);
-    await api().post(`/api/v1/chats/${chat.id}/pin`, undefined, as(alice));
-    await api().post(`/api/v1/chats/${chat.id}/archive`, undefined, as(alice));
-    recorder.take();
-    const moved = await api().post(`/api/v1/chats/${chat.id}/folder`, { folder_id: folder.id }, as(alice));
+    const folder = (await world.api.post('/api/v1/folders/', { name: `Box ${Date.now()}` }, as(world.alice))).body;
+    const chat = await newChat(world.api, world.alice);
+    await world.api.post(`/api/v1/chats/${chat.id}/pin`, undefined, as(world.alice));
+    await world.api.post(`/api/v1/chats/${chat.id}/archive`, undefined, as(world.alice));
+    world.takeEvents();
+    const moved = await world.api.post(`/api/v1/chats/${chat.id}/folder`, { folder_id: folder.id }, as(world.alice));
     expect(moved.body).toMatchObject({ folder_id: folder.id, pinned: false, archived: false });
-    expect(recorder.take()).toMatchObject([{ event: 'chat.folder_updated', data: { folder_id: folder.id } }]);
-    const inFolder = await api().get(`/api/v1/chats/folder/${folder.id}`, as(alice));
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.folder_updated', data: { folder_id: folder.id } }]);
+    const inFolder = await world.api.get(`/api/v1/chats/folder/${folder.id}`, as(world.alice));
     expect(inFolder.body.map((c: { id: string }) => c.id)).toEqual([chat.id]);
-    const listed = await api().get(`/api/v1/chats/folder/${folder.id}/list?page=1`, as(alice));
+    const listed = await world.api.get(`/api/v1/chats/folder/${folder.id}/list?page=1`, as(world.alice));
     expect(listed.body.map((c: { id: string }) => c.id)).toEqual([chat.id]);
-    const out = await api().post(`/api/v1/chats/${chat.id}/folder`, { folder_id: null }, as(alice));
+    const out = await world.api.post(`/api/v1/chats/${chat.id}/folder`, { folder_id: null }, as(world.alice));
     expect(out.body.folder_id).toBeNull();
-    expect((await api().post(`/api/v1/chats/${chat.id}/folder`, { folder_id: UNKNOWN }, as(alice))).status).toBe(404);
-    expect((await api().get(`/api/v1/chats/folder/${UNKNOWN}`, as(alice))).status).toBe(404);
-    expect((await api().get(`/api/v1/chats/folder/${folder.id}/list`, as(bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/folder`, { folder_id: UNKNOWN }, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/folder/${UNKNOWN}`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/folder/${folder.id}/list`, as(world.bob))).status).toBe(404);
   });
 
   it('answers 404 on every per-chat route for a chat the user does not own', async () => {
-    const chat = await newChat(api(), alice);
-    recorder.take();
+    const chat = await newChat(world.api, world.alice);
+    world.takeEvents();
     const routes: [string, string, unknown?][] = [
       ['POST', 'pin'],
       ['GET', 'pinned'],
@@ -294,97 +278,97 @@ describe('pin, archive, folder', () => {
     ];
     for (const [method, path, body] of routes) {
       for (const id of [chat.id, UNKNOWN]) {
-        const res = await api().request(method, `/api/v1/chats/${id}/${path}`, body, as(bob));
+        const res = await world.api.request(method, `/api/v1/chats/${id}/${path}`, body, as(world.bob));
         expect(res.status, `${method} ${path} ${id}`).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
       }
     }
-    expect(recorder.take()).toEqual([]);
+    expect(world.takeEvents()).toEqual([]);
   });
 });
 
 describe('DELETE /api/v1/chats/{id} and /api/v1/chats/', () => {
   it('deletes the own chat with its messages and share snapshot', async () => {
-    const chat = await newChat(api(), alice, { history: chain(['u1', 'user', 'bye']) });
-    const share = (await api().post(`/api/v1/chats/${chat.id}/share`, undefined, as(alice))).body.share_id;
-    recorder.take();
-    const res = await api().delete(`/api/v1/chats/${chat.id}`, as(alice));
+    const chat = await newChat(world.api, world.alice, { history: chain(['u1', 'user', 'bye']) });
+    const share = (await world.api.post(`/api/v1/chats/${chat.id}/share`, undefined, as(world.alice))).body.share_id;
+    world.takeEvents();
+    const res = await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.alice));
     expect(res.status).toBe(200);
     expect(res.body).toBe(true);
-    expect(recorder.take()).toMatchObject([{ event: 'chat.deleted', subject: { type: 'chat', id: chat.id }, data: { owner_id: alice.id } }]);
-    expect((await api().get(`/api/v1/chats/${chat.id}`, as(alice))).status).toBe(404);
-    expect((await api().get(`/api/v1/chats/share/${share}`, as(alice))).status).toBe(404);
-    const rows = await server.parley.core.db.selectFrom('chat_message').select('id').where('chat_id', '=', chat.id).execute();
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.deleted', subject: { type: 'chat', id: chat.id }, data: { owner_id: world.alice.id } }]);
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/share/${share}`, as(world.alice))).status).toBe(404);
+    const rows = await world.server.parley.core.db.selectFrom('chat_message').select('id').where('chat_id', '=', chat.id).execute();
     expect(rows).toEqual([]);
-    expect((await api().delete(`/api/v1/chats/${chat.id}`, as(alice))).status).toBe(404);
+    expect((await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(404);
   });
 
   it('lets admins delete any chat; users need chat.delete (401 otherwise) and their own chat', async () => {
-    const chat = await newChat(api(), alice);
-    expect((await api().delete(`/api/v1/chats/${chat.id}`, as(bob))).status).toBe(404);
-    await setDefaultPermission(api(), admin, 'chat', 'delete', false);
+    const chat = await newChat(world.api, world.alice);
+    expect((await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.bob))).status).toBe(404);
+    await setDefaultPermission(world.api, world.admin, 'chat', 'delete', false);
     try {
-      const refused = await api().delete(`/api/v1/chats/${chat.id}`, as(alice));
+      const refused = await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.alice));
       expect(refused.status).toBe(401);
       expect(refused.body).toEqual(PROHIBITED);
-      expect((await api().delete('/api/v1/chats/', as(alice))).status).toBe(401);
+      expect((await world.api.delete('/api/v1/chats/', as(world.alice))).status).toBe(401);
     } finally {
-      await setDefaultPermission(api(), admin, 'chat', 'delete', true);
+      await setDefaultPermission(world.api, world.admin, 'chat', 'delete', true);
     }
-    recorder.take();
-    expect((await api().delete(`/api/v1/chats/${chat.id}`, as(admin))).body).toBe(true);
-    expect(recorder.take()).toMatchObject([{ event: 'chat.deleted', actor: { id: admin.id }, data: { owner_id: alice.id } }]);
+    world.takeEvents();
+    expect((await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.admin))).body).toBe(true);
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.deleted', actor: { id: world.admin.id }, data: { owner_id: world.alice.id } }]);
   });
 
   it('deletes every chat of the user, and nobody else’s', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Wiper');
-    const mine = await newChat(api(), user);
-    await api().post(`/api/v1/chats/${mine.id}/tags`, { name: 'Work' }, as(user));
-    const other = await newChat(api(), alice);
-    recorder.take();
-    expect((await api().delete('/api/v1/chats/', as(user))).body).toBe(true);
-    expect(recorder.take()).toMatchObject([{ event: 'chat.deleted_all', subject: { type: 'user', id: user.id } }]);
-    expect((await api().get('/api/v1/chats/', as(user))).body).toEqual([]);
-    expect((await api().get('/api/v1/chats/all/tags', as(user))).body).toEqual([]);
-    expect((await api().get(`/api/v1/chats/${other.id}`, as(alice))).status).toBe(200);
+    const user = await addUser(world.server.api, world.admin, 'user', 'Wiper');
+    const mine = await newChat(world.api, user);
+    await world.api.post(`/api/v1/chats/${mine.id}/tags`, { name: 'Work' }, as(user));
+    const other = await newChat(world.api, world.alice);
+    world.takeEvents();
+    expect((await world.api.delete('/api/v1/chats/', as(user))).body).toBe(true);
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.deleted_all', subject: { type: 'user', id: user.id } }]);
+    expect((await world.api.get('/api/v1/chats/', as(user))).body).toEqual([]);
+    expect((await world.api.get('/api/v1/chats/all/tags', as(user))).body).toEqual([]);
+    expect((await world.api.get(`/api/v1/chats/${other.id}`, as(world.alice))).status).toBe(200);
   });
 
   it('goes with its owner when the user is deleted', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Leaver');
-    const chat = await newChat(api(), user, { history: chain(['u1', 'user', 'x']) });
-    expect((await api().delete(`/api/v1/users/${user.id}`, as(admin))).status).toBe(200);
-    const rows = await server.parley.core.db.selectFrom('chat').select('id').where('id', '=', chat.id).execute();
+    const user = await addUser(world.server.api, world.admin, 'user', 'Leaver');
+    const chat = await newChat(world.api, user, { history: chain(['u1', 'user', 'x']) });
+    expect((await world.api.delete(`/api/v1/users/${user.id}`, as(world.admin))).status).toBe(200);
+    const rows = await world.server.parley.core.db.selectFrom('chat').select('id').where('id', '=', chat.id).execute();
     expect(rows).toEqual([]);
   });
 });
 
 describe('messages', () => {
   it('updates a message’s content (owner or admin), keeping the rest of it', async () => {
-    const chat = await newChat(api(), alice, { history: chain(['u1', 'user', 'question'], ['a1', 'assistant', 'draft', { model: 'm' }]) });
-    recorder.take();
-    const res = await api().post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'final answer' }, as(alice));
+    const chat = await newChat(world.api, world.alice, { history: chain(['u1', 'user', 'question'], ['a1', 'assistant', 'draft', { model: 'm' }]) });
+    world.takeEvents();
+    const res = await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'final answer' }, as(world.alice));
     expect(res.status, res.text).toBe(200);
     expect(res.body.chat.history.messages.a1).toMatchObject({ content: 'final answer', model: 'm', parentId: 'u1', role: 'assistant' });
     expect(res.body.chat.history.currentId).toBe('a1');
-    expect(recorder.take()).toMatchObject([{ event: 'message.updated', subject: { type: 'message', id: 'a1' }, data: { chat_id: chat.id, content_preview: 'final answer' } }]);
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'x' }, as(bob))).status).toBe(404);
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'by admin' }, as(admin))).status).toBe(200);
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages/a1`, {}, as(alice))).status).toBe(422);
+    expect(world.takeEvents()).toMatchObject([{ event: 'message.updated', subject: { type: 'message', id: 'a1' }, data: { chat_id: chat.id, content_preview: 'final answer' } }]);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'x' }, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'by admin' }, as(world.admin))).status).toBe(200);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, {}, as(world.alice))).status).toBe(422);
   });
 
   it('deletes a message with its replies; their replies move up to its parent', async () => {
     const history = chain(['u1', 'user', 'one'], ['a1', 'assistant', 'two'], ['u2', 'user', 'three'], ['a2', 'assistant', 'four']);
-    const chat = await newChat(api(), alice, { history });
-    recorder.take();
-    const res = await api().delete(`/api/v1/chats/${chat.id}/messages/a1`, as(alice));
+    const chat = await newChat(world.api, world.alice, { history });
+    world.takeEvents();
+    const res = await world.api.delete(`/api/v1/chats/${chat.id}/messages/a1`, as(world.alice));
     expect(res.status, res.text).toBe(200);
     const messages = res.body.chat.history.messages;
     expect(Object.keys(messages).sort()).toEqual(['a2', 'u1']);
     expect(messages.u1.childrenIds).toEqual(['a2']);
     expect(messages.a2.parentId).toBe('u1');
     expect(res.body.chat.history.currentId).toBe('a2');
-    expect(recorder.take()).toMatchObject([{ event: 'message.deleted', subject: { id: 'a1' }, data: { chat_id: chat.id } }]);
-    const rows = await server.parley.core.db.selectFrom('chat_message').select(['id', 'parent_id']).where('chat_id', '=', chat.id).orderBy('id').execute();
+    expect(world.takeEvents()).toMatchObject([{ event: 'message.deleted', subject: { id: 'a1' }, data: { chat_id: chat.id } }]);
+    const rows = await world.server.parley.core.db.selectFrom('chat_message').select(['id', 'parent_id']).where('chat_id', '=', chat.id).orderBy('id').execute();
     expect(rows).toEqual([
       { id: 'a2', parent_id: 'u1' },
       { id: 'u1', parent_id: null },
@@ -392,32 +376,32 @@ describe('messages', () => {
   });
 
   it('stores message events the way the reference’s emitter saves them, and relays them live', async () => {
-    const chat = await newChat(api(), alice, { history: chain(['u1', 'user', 'q'], ['a1', 'assistant', 'Hel']) });
+    const chat = await newChat(world.api, world.alice, { history: chain(['u1', 'user', 'q'], ['a1', 'assistant', 'Hel']) });
     const relayed: unknown[] = [];
-    server.parley.services.chats.onRealtime((userId, payload) => {
+    world.server.parley.services.chats.onRealtime((userId, payload) => {
       relayed.push({ userId, payload });
     });
-    const send = (type: string, data: Record<string, unknown>) => api().post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type, data }, as(alice));
+    const send = (type: string, data: Record<string, unknown>) => world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type, data }, as(world.alice));
     expect((await send('message', { content: 'lo' })).body).toBe(true);
     await send('status', { action: 'web_search', done: true });
     await send('source', { source: { name: 'doc' } });
     await send('files', { files: [{ id: 'f1' }] });
-    const stored = (await api().get(`/api/v1/chats/${chat.id}`, as(alice))).body.chat.history.messages.a1;
+    const stored = (await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).body.chat.history.messages.a1;
     expect(stored).toMatchObject({ content: 'Hello', statusHistory: [{ action: 'web_search', done: true }], sources: [{ source: { name: 'doc' } }], files: [{ id: 'f1' }] });
-    expect(relayed[0]).toEqual({ userId: alice.id, payload: { chat_id: chat.id, message_id: 'a1', data: { type: 'message', data: { content: 'lo' } } } });
-    expect(recorder.take().map((e) => [e.event, e.data])).toContainEqual(['message.event_received', { chat_id: chat.id, event_type: 'message' }]);
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x' }, as(alice))).status).toBe(422);
+    expect(relayed[0]).toEqual({ userId: world.alice.id, payload: { chat_id: chat.id, message_id: 'a1', data: { type: 'message', data: { content: 'lo' } } } });
+    expect(world.takeEvents().map((e) => [e.event, e.data])).toContainEqual(['message.event_received', { chat_id: chat.id, event_type: 'message' }]);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x' }, as(world.alice))).status).toBe(422);
     expect((await send('message', {})).status).toBe(200);
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x', data: {} }, as(bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x', data: {} }, as(world.bob))).status).toBe(404);
   });
 });
 
 describe('import, clone and fork', () => {
   it('imports chats with their record fields, dropping folders that are not the user’s', async () => {
-    const folder = (await api().post('/api/v1/folders/', { name: `Import ${Date.now()}` }, as(bob))).body;
-    recorder.take();
+    const folder = (await world.api.post('/api/v1/folders/', { name: `Import ${Date.now()}` }, as(world.bob))).body;
+    world.takeEvents();
     const history = chain(['u1', 'user', 'a'], ['a1', 'assistant', 'b']);
-    const res = await api().post(
+    const res = await world.api.post(
       '/api/v1/chats/import',
       {
         chats: [
@@ -425,42 +409,42 @@ describe('import, clone and fork', () => {
           { chat: { title: 'Second' }, folder_id: folder.id },
         ],
       },
-      as(alice),
+      as(world.alice),
     );
     expect(res.status, res.text).toBe(200);
     expect(res.body[0]).toMatchObject({ title: 'Imported', pinned: true, current_message_id: 'u1', created_at: 10, updated_at: 20, folder_id: null, meta: { tags: ['old_tag'] } });
     expect(res.body[1].folder_id).toBeNull();
-    const [event] = recorder.take();
+    const [event] = world.takeEvents();
     expect(event).toMatchObject({ event: 'chat.imported', subject: { type: 'chat.import', id: null }, data: { count: 2, chat_ids: res.body.map((c: { id: string }) => c.id) } });
-    const tags = await api().get('/api/v1/chats/all/tags', as(alice));
-    expect(tags.body).toContainEqual({ id: 'old_tag', name: 'Old Tag', user_id: alice.id, meta: null });
+    const tags = await world.api.get('/api/v1/chats/all/tags', as(world.alice));
+    expect(tags.body).toContainEqual({ id: 'old_tag', name: 'Old Tag', user_id: world.alice.id, meta: null });
   });
 
   it('needs chat.import for users (403), and a list of chats (422)', async () => {
-    await setDefaultPermission(api(), admin, 'chat', 'import', false);
+    await setDefaultPermission(world.api, world.admin, 'chat', 'import', false);
     try {
-      const res = await api().post('/api/v1/chats/import', { chats: [{ chat: {} }] }, as(alice));
+      const res = await world.api.post('/api/v1/chats/import', { chats: [{ chat: {} }] }, as(world.alice));
       expect(res.status).toBe(403);
       expect(res.body).toEqual(PROHIBITED);
-      expect((await api().post(`/api/v1/chats/${UNKNOWN}/clone`, {}, as(alice))).status).toBe(403);
-      expect((await api().post(`/api/v1/chats/${UNKNOWN}/fork`, undefined, as(alice))).status).toBe(403);
-      expect((await api().post('/api/v1/chats/import', { chats: [{ chat: {} }] }, as(admin))).status).toBe(200);
+      expect((await world.api.post(`/api/v1/chats/${UNKNOWN}/clone`, {}, as(world.alice))).status).toBe(403);
+      expect((await world.api.post(`/api/v1/chats/${UNKNOWN}/fork`, undefined, as(world.alice))).status).toBe(403);
+      expect((await world.api.post('/api/v1/chats/import', { chats: [{ chat: {} }] }, as(world.admin))).status).toBe(200);
     } finally {
-      await setDefaultPermission(api(), admin, 'chat', 'import', true);
+      await setDefaultPermission(world.api, world.admin, 'chat', 'import', true);
     }
-    expect((await api().post('/api/v1/chats/import', { chats: null }, as(alice))).status).toBe(422);
+    expect((await world.api.post('/api/v1/chats/import', { chats: null }, as(world.alice))).status).toBe(422);
   });
 
   it('clones the own chat, titled "Clone of …" unless a title is given', async () => {
-    const chat = await newChat(api(), alice, { title: 'Original', history: chain(['u1', 'user', 'x'], ['a1', 'assistant', 'y']) });
-    await api().post(`/api/v1/chats/${chat.id}/tags`, { name: 'keep' }, as(alice));
-    recorder.take();
-    const copy = await api().post(`/api/v1/chats/${chat.id}/clone`, {}, as(alice));
+    const chat = await newChat(world.api, world.alice, { title: 'Original', history: chain(['u1', 'user', 'x'], ['a1', 'assistant', 'y']) });
+    await world.api.post(`/api/v1/chats/${chat.id}/tags`, { name: 'keep' }, as(world.alice));
+    world.takeEvents();
+    const copy = await world.api.post(`/api/v1/chats/${chat.id}/clone`, {}, as(world.alice));
     expect(copy.status, copy.text).toBe(200);
     expect(copy.body).toMatchObject({ title: 'Clone of Original', meta: { tags: ['keep'] }, chat: { originalChatId: chat.id, branchPointMessageId: 'a1' } });
     expect(copy.body.id).not.toBe(chat.id);
-    expect(recorder.take()).toMatchObject([{ event: 'chat.cloned', subject: { id: copy.body.id }, data: { original_chat_id: chat.id } }]);
-    const named = await api().post(`/api/v1/chats/${chat.id}/clone`, { title: 'Mine' }, as(alice));
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.cloned', subject: { id: copy.body.id }, data: { original_chat_id: chat.id } }]);
+    const named = await world.api.post(`/api/v1/chats/${chat.id}/clone`, { title: 'Mine' }, as(world.alice));
     expect(named.body.title).toBe('Mine');
   });
 
@@ -468,9 +452,9 @@ describe('import, clone and fork', () => {
     const history = chain(['u1', 'user', 'one'], ['a1', 'assistant', 'two'], ['u2', 'user', 'three'], ['a2', 'assistant', 'four']);
     history.messages.u1.childrenIds = ['a1', 'a1b'];
     history.messages.a1b = { id: 'a1b', parentId: 'u1', childrenIds: [], role: 'assistant', content: 'other', timestamp: 1 };
-    const chat = await newChat(api(), alice, { title: 'Tree', history }, { variables: { v: '1' } });
-    recorder.take();
-    const fork = await api().post(`/api/v1/chats/${chat.id}/fork`, { message_id: 'a1' }, as(alice));
+    const chat = await newChat(world.api, world.alice, { title: 'Tree', history }, { variables: { v: '1' } });
+    world.takeEvents();
+    const fork = await world.api.post(`/api/v1/chats/${chat.id}/fork`, { message_id: 'a1' }, as(world.alice));
     expect(fork.status, fork.text).toBe(200);
     expect(fork.body).toMatchObject({
       title: 'Tree (fork)',
@@ -482,22 +466,22 @@ describe('import, clone and fork', () => {
     expect(Object.keys(fork.body.chat.history.messages)).toEqual(['u1', 'a1']);
     expect(fork.body.chat.history.messages.u1.childrenIds).toEqual(['a1']);
     expect(fork.body.chat.messages.map((m: { id: string }) => m.id)).toEqual(['u1', 'a1']);
-    expect(recorder.take()).toMatchObject([{ event: 'chat.forked', subject: { id: fork.body.id }, data: { original_chat_id: chat.id, forked_from_message_id: 'a1' } }]);
-    const whole = await api().post(`/api/v1/chats/${chat.id}/fork`, null, as(alice));
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.forked', subject: { id: fork.body.id }, data: { original_chat_id: chat.id, forked_from_message_id: 'a1' } }]);
+    const whole = await world.api.post(`/api/v1/chats/${chat.id}/fork`, null, as(world.alice));
     expect(Object.keys(whole.body.chat.history.messages)).toEqual(['u1', 'a1', 'u2', 'a2']);
   });
 
   it('refuses to fork an unknown message (404), an empty chat (400) or a chat still answering (409)', async () => {
-    const chat = await newChat(api(), alice, { history: chain(['u1', 'user', 'x']) });
-    const unknown = await api().post(`/api/v1/chats/${chat.id}/fork`, { message_id: 'zz' }, as(alice));
+    const chat = await newChat(world.api, world.alice, { history: chain(['u1', 'user', 'x']) });
+    const unknown = await world.api.post(`/api/v1/chats/${chat.id}/fork`, { message_id: 'zz' }, as(world.alice));
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ detail: 'message not found' });
-    const empty = await newChat(api(), alice);
-    const res = await api().post(`/api/v1/chats/${empty.id}/fork`, {}, as(alice));
+    const empty = await newChat(world.api, world.alice);
+    const res = await world.api.post(`/api/v1/chats/${empty.id}/fork`, {}, as(world.alice));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ detail: 'chat has no messages to fork' });
-    const busy = await newChat(api(), alice, { history: chain(['u1', 'user', 'x'], ['a1', 'assistant', '', { done: false }]) });
-    const conflict = await api().post(`/api/v1/chats/${busy.id}/fork`, {}, as(alice));
+    const busy = await newChat(world.api, world.alice, { history: chain(['u1', 'user', 'x'], ['a1', 'assistant', '', { done: false }]) });
+    const conflict = await world.api.post(`/api/v1/chats/${busy.id}/fork`, {}, as(world.alice));
     expect(conflict.status).toBe(409);
     expect(conflict.body).toEqual({ detail: 'Wait for the current response to finish before forking.' });
   });
@@ -505,58 +489,58 @@ describe('import, clone and fork', () => {
 
 describe('read state', () => {
   it('marks chats unread and read again, with per-folder unread counts that include subfolders', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Reader');
-    const top = (await api().post('/api/v1/folders/', { name: 'Top' }, as(user))).body;
-    const sub = (await api().post('/api/v1/folders/', { name: 'Sub', parent_id: top.id }, as(user))).body;
-    const loose = await newChat(api(), user);
-    const filed = await newChat(api(), user, {}, { folder_id: sub.id });
-    recorder.take();
+    const user = await addUser(world.server.api, world.admin, 'user', 'Reader');
+    const top = (await world.api.post('/api/v1/folders/', { name: 'Top' }, as(user))).body;
+    const sub = (await world.api.post('/api/v1/folders/', { name: 'Sub', parent_id: top.id }, as(user))).body;
+    const loose = await newChat(world.api, user);
+    const filed = await newChat(world.api, user, {}, { folder_id: sub.id });
+    world.takeEvents();
 
-    const unread = await api().post(`/api/v1/chats/${filed.id}/unread`, undefined, as(user));
+    const unread = await world.api.post(`/api/v1/chats/${filed.id}/unread`, undefined, as(user));
     expect(unread.status, unread.text).toBe(200);
     expect(unread.body).toEqual({ chat_id: filed.id, last_read_at: 0, folder_id: sub.id, folder_unread_counts: { [top.id]: 1, [sub.id]: 1 } });
-    expect(recorder.take()).toMatchObject([{ event: 'chat.unread', subject: { type: 'chat', id: filed.id } }]);
-    const folders = await api().get('/api/v1/folders/', as(user));
+    expect(world.takeEvents()).toMatchObject([{ event: 'chat.unread', subject: { type: 'chat', id: filed.id } }]);
+    const folders = await world.api.get('/api/v1/folders/', as(user));
     expect(Object.fromEntries(folders.body.map((f: { id: string; unread_count: number }) => [f.id, f.unread_count]))).toEqual({ [top.id]: 1, [sub.id]: 1 });
-    await api().post(`/api/v1/chats/${loose.id}/unread`, undefined, as(user));
-    expect((await api().get('/api/v1/chats/', as(user))).body.find((c: { id: string }) => c.id === loose.id).last_read_at).toBe(0);
+    await world.api.post(`/api/v1/chats/${loose.id}/unread`, undefined, as(user));
+    expect((await world.api.get('/api/v1/chats/', as(user))).body.find((c: { id: string }) => c.id === loose.id).last_read_at).toBe(0);
 
-    const read = await api().post('/api/v1/chats/read', undefined, as(user));
+    const read = await world.api.post('/api/v1/chats/read', undefined, as(user));
     expect(read.body).toEqual({ updated_count: 2, folder_unread_counts: { [top.id]: 0, [sub.id]: 0 } });
-    const [event] = recorder.take().filter((e) => e.event === 'chat.read');
+    const [event] = world.takeEvents().filter((e) => e.event === 'chat.read');
     expect(event).toMatchObject({ subject: { type: 'user', id: user.id }, data: { updated_count: 2 } });
-    const listed = (await api().get('/api/v1/chats/', as(user))).body.find((c: { id: string }) => c.id === loose.id);
+    const listed = (await world.api.get('/api/v1/chats/', as(user))).body.find((c: { id: string }) => c.id === loose.id);
     expect(listed.last_read_at).toBe(listed.updated_at);
   });
 });
 
 describe('activity (the pipeline’s task registry)', () => {
   it('marks busy chats with an answer still being written as active, and refuses to fork or compact them', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Busy');
-    const busy = await newChat(api(), user, { models: ['m'], history: chain(['u1', 'user', 'q'], ['a1', 'assistant', '', { done: false }]) });
-    const idle = await newChat(api(), user, { history: chain(['u1', 'user', 'q'], ['a1', 'assistant', 'done']) });
-    server.parley.services.chats.trackActivity(async (ids) => new Set(ids.filter((id) => id === busy.id || id === idle.id)));
+    const user = await addUser(world.server.api, world.admin, 'user', 'Busy');
+    const busy = await newChat(world.api, user, { models: ['m'], history: chain(['u1', 'user', 'q'], ['a1', 'assistant', '', { done: false }]) });
+    const idle = await newChat(world.api, user, { history: chain(['u1', 'user', 'q'], ['a1', 'assistant', 'done']) });
+    world.server.parley.services.chats.trackActivity(async (ids) => new Set(ids.filter((id) => id === busy.id || id === idle.id)));
     try {
-      const list = await api().get('/api/v1/chats/', as(user));
+      const list = await world.api.get('/api/v1/chats/', as(user));
       expect(Object.fromEntries(list.body.map((c: { id: string; active: boolean }) => [c.id, c.active]))).toEqual({ [busy.id]: true, [idle.id]: false });
-      const fork = await api().post(`/api/v1/chats/${idle.id}/fork`, {}, as(user));
+      const fork = await world.api.post(`/api/v1/chats/${idle.id}/fork`, {}, as(user));
       expect(fork.status).toBe(409);
-      const compact = await api().post(`/api/v1/chats/${busy.id}/compact`, {}, as(user));
+      const compact = await world.api.post(`/api/v1/chats/${busy.id}/compact`, {}, as(user));
       expect(compact.status).toBe(409);
       expect(compact.body).toEqual({ detail: 'Wait for the current response to finish before compacting.' });
     } finally {
-      server.parley.services.chats.trackActivity(async () => new Set());
+      world.server.parley.services.chats.trackActivity(async () => new Set());
     }
   });
 
   it('lists a folder’s unread chats first by default', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Unread First');
-    const box = (await api().post('/api/v1/folders/', { name: 'Inbox' }, as(user))).body;
-    const older = await newChat(api(), user, {}, { folder_id: box.id });
+    const user = await addUser(world.server.api, world.admin, 'user', 'Unread First');
+    const box = (await world.api.post('/api/v1/folders/', { name: 'Inbox' }, as(user))).body;
+    const older = await newChat(world.api, user, {}, { folder_id: box.id });
     clock.advance(5);
-    const newer = await newChat(api(), user, {}, { folder_id: box.id });
-    await api().post(`/api/v1/chats/${older.id}/unread`, undefined, as(user));
-    const ids = async (query: string) => (await api().get(`/api/v1/chats/folder/${box.id}/list${query}`, as(user))).body.map((c: { id: string }) => c.id);
+    const newer = await newChat(world.api, user, {}, { folder_id: box.id });
+    await world.api.post(`/api/v1/chats/${older.id}/unread`, undefined, as(user));
+    const ids = async (query: string) => (await world.api.get(`/api/v1/chats/folder/${box.id}/list${query}`, as(user))).body.map((c: { id: string }) => c.id);
     expect(await ids('')).toEqual([older.id, newer.id]);
     expect(await ids('?sort_by=updated_at')).toEqual([newer.id, older.id]);
   });
@@ -564,11 +548,11 @@ describe('activity (the pipeline’s task registry)', () => {
 
 describe('statistics', () => {
   it('reports usage per chat and exports message statistics without text', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Statistician');
+    const user = await addUser(world.server.api, world.admin, 'user', 'Statistician');
     const history = chain(['u1', 'user', 'four'], ['a1', 'assistant', 'sixsix', { model: 'm1', annotation: { rating: 1, tags: ['good'] } }]);
-    const chat = await newChat(api(), user, { history });
-    await newChat(api(), user);
-    const usage = await api().get('/api/v1/chats/stats/usage', as(user));
+    const chat = await newChat(world.api, user, { history });
+    await newChat(world.api, user);
+    const usage = await world.api.get('/api/v1/chats/stats/usage', as(user));
     expect(usage.status, usage.text).toBe(200);
     expect(usage.body.total).toBe(2);
     expect(usage.body.items).toEqual([
@@ -589,7 +573,7 @@ describe('statistics', () => {
         created_at: chat.created_at,
       },
     ]);
-    const exported = await api().get(`/api/v1/chats/stats/export/${chat.id}`, as(user));
+    const exported = await world.api.get(`/api/v1/chats/stats/export/${chat.id}`, as(user));
     expect(exported.status, exported.text).toBe(200);
     expect(exported.body.chat.history).toEqual({
       currentId: 'a1',
@@ -599,22 +583,22 @@ describe('statistics', () => {
       },
     });
     expect(exported.body.stats).toMatchObject({ message_count: 2, history_models: { m1: 1 }, average_response_time: 1 });
-    const page = await api().get('/api/v1/chats/stats/export', as(user));
+    const page = await world.api.get('/api/v1/chats/stats/export', as(user));
     expect(page.body).toMatchObject({ type: 'chats', total: 2, page: 1 });
     expect(page.body.items).toHaveLength(2);
-    const stream = await api().get('/api/v1/chats/stats/export?stream=true', as(user));
+    const stream = await world.api.get('/api/v1/chats/stats/export?stream=true', as(user));
     expect(stream.headers.get('content-type')).toContain('application/x-ndjson');
     expect(stream.text.trim().split('\n').map((line) => JSON.parse(line).id).sort()).toEqual(page.body.items.map((i: { id: string }) => i.id).sort());
-    expect((await api().get(`/api/v1/chats/stats/export/${chat.id}`, as(bob))).status).toBe(404);
-    expect((await api().get(`/api/v1/chats/stats/export/${chat.id}`, as(admin))).status).toBe(200);
+    expect((await world.api.get(`/api/v1/chats/stats/export/${chat.id}`, as(world.bob))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/stats/export/${chat.id}`, as(world.admin))).status).toBe(200);
   });
 
   it('streams every chat of the user as NDJSON from /all', async () => {
-    const user = await addUser(server.api, admin, 'user', 'Exporter');
-    const a = await newChat(api(), user, { title: 'one' });
-    const b = await newChat(api(), user, { title: 'two' });
-    await api().post(`/api/v1/chats/${a.id}/archive`, undefined, as(user));
-    const res = await api().get('/api/v1/chats/all', as(user));
+    const user = await addUser(world.server.api, world.admin, 'user', 'Exporter');
+    const a = await newChat(world.api, user, { title: 'one' });
+    const b = await newChat(world.api, user, { title: 'two' });
+    await world.api.post(`/api/v1/chats/${a.id}/archive`, undefined, as(user));
+    const res = await world.api.get('/api/v1/chats/all', as(user));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('application/x-ndjson');
     const lines = res.text.trim().split('\n').map((line) => JSON.parse(line));
@@ -623,14 +607,14 @@ describe('statistics', () => {
   });
 
   it('gives admins every chat and another user’s list; users get 401', async () => {
-    const chat = await newChat(api(), bob, { title: 'Bob only' });
-    const all = await api().get('/api/v1/chats/all/db', as(admin));
+    const chat = await newChat(world.api, world.bob, { title: 'Bob only' });
+    const all = await world.api.get('/api/v1/chats/all/db', as(world.admin));
     expect(all.status).toBe(200);
     expect(all.body.map((c: { id: string }) => c.id)).toContain(chat.id);
-    const list = await api().get(`/api/v1/chats/list/user/${bob.id}?query=bob`, as(admin));
+    const list = await world.api.get(`/api/v1/chats/list/user/${world.bob.id}?query=bob`, as(world.admin));
     expect(list.body.map((c: { id: string }) => c.id)).toEqual([chat.id]);
-    for (const path of ['/api/v1/chats/all/db', `/api/v1/chats/list/user/${bob.id}`, '/api/v1/chats/config']) {
-      const res = await api().get(path, as(bob));
+    for (const path of ['/api/v1/chats/all/db', `/api/v1/chats/list/user/${world.bob.id}`, '/api/v1/chats/config']) {
+      const res = await world.api.get(path, as(world.bob));
       expect(res.status, path).toBe(401);
       expect(res.body).toEqual({ detail: ERROR.ACCESS_PROHIBITED });
     }
@@ -639,7 +623,7 @@ describe('statistics', () => {
 
 describe('GET/POST /api/v1/chats/config', () => {
   it('reads and saves the compaction settings, bounding the numbers', async () => {
-    expect((await api().get('/api/v1/chats/config', as(admin))).body).toEqual({
+    expect((await world.api.get('/api/v1/chats/config', as(world.admin))).body).toEqual({
       CONTEXT_COMPACTION_MODEL: '',
       ENABLE_CONTEXT_COMPACTION: false,
       CONTEXT_COMPACTION_TOKEN_THRESHOLD: 80000,
@@ -647,10 +631,10 @@ describe('GET/POST /api/v1/chats/config', () => {
       CONTEXT_COMPACTION_RETENTION_PERCENTAGE: 40,
       CONTEXT_COMPACTION_PROMPT_TEMPLATE: '',
     });
-    const res = await api().post(
+    const res = await world.api.post(
       '/api/v1/chats/config',
       { ENABLE_CONTEXT_COMPACTION: false, CONTEXT_COMPACTION_TOKEN_THRESHOLD: 0, CONTEXT_COMPACTION_RETENTION_PERCENTAGE: 90, CONTEXT_COMPACTION_PROMPT_TEMPLATE: 'Sum up' },
-      as(admin),
+      as(world.admin),
     );
     expect(res.body).toEqual({
       CONTEXT_COMPACTION_MODEL: '',
@@ -660,12 +644,12 @@ describe('GET/POST /api/v1/chats/config', () => {
       CONTEXT_COMPACTION_RETENTION_PERCENTAGE: 50,
       CONTEXT_COMPACTION_PROMPT_TEMPLATE: 'Sum up',
     });
-    expect((await api().post('/api/v1/chats/config', { ENABLE_CONTEXT_COMPACTION: true }, as(admin))).status).toBe(422);
-    expect((await api().post('/api/v1/chats/config', res.body, as(alice))).status).toBe(401);
-    await api().post(
+    expect((await world.api.post('/api/v1/chats/config', { ENABLE_CONTEXT_COMPACTION: true }, as(world.admin))).status).toBe(422);
+    expect((await world.api.post('/api/v1/chats/config', res.body, as(world.alice))).status).toBe(401);
+    await world.api.post(
       '/api/v1/chats/config',
       { ENABLE_CONTEXT_COMPACTION: false, CONTEXT_COMPACTION_TOKEN_THRESHOLD: 80000, CONTEXT_COMPACTION_PROMPT_TEMPLATE: '' },
-      as(admin),
+      as(world.admin),
     );
   });
 });

@@ -1,7 +1,6 @@
 import { expect } from 'vitest';
-import type { EventPayload } from '../../../src/core/events/publish.js';
 import { ERROR } from '../../../src/core/http/errors.js';
-import type { ApiClient, TestServer } from '../../helpers/server.js';
+import type { ApiClient } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
 
 export const NOT_FOUND = { detail: ERROR.NOT_FOUND };
@@ -30,23 +29,6 @@ export async function newChat(api: ApiClient, account: Account, chat: Msg = {}, 
   const res = await api.post('/api/v1/chats/new', { chat: { title: 'A chat', ...chat }, ...extra }, { token: account.token });
   expect(res.status, res.text).toBe(200);
   return res.body;
-}
-
-/** Records the server's events; `take()` returns and clears them. */
-export function recordEvents(server: TestServer) {
-  const events: EventPayload[] = [];
-  server.parley.core.events.subscribe((event) => {
-    events.push(event);
-  });
-  return {
-    events,
-    take() {
-      return events.splice(0, events.length);
-    },
-    names() {
-      return events.splice(0, events.length).map((e) => e.event);
-    },
-  };
 }
 
 /** Sets a default permission switch for every user (admin route). */
