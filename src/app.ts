@@ -5,6 +5,7 @@ import { SettingsStore } from './config/settings.js';
 import { AccessService } from './core/access/service.js';
 import { createAuthGuard } from './core/auth/guard.js';
 import { TokenService } from './core/auth/tokens.js';
+import { ChangeFeed } from './core/changes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Core, RouteContext } from './core/context.js';
 import { migrate, openDatabase } from './core/db/database.js';
@@ -32,6 +33,8 @@ import { OpenAIService } from './areas/openai/service.js';
 import { UpstreamService } from './core/upstream/service.js';
 import { PythonHost } from './core/python/host.js';
 import { toolsRoutes } from './areas/tools/routes.js';
+import { functionsRoutes } from './areas/functions/routes.js';
+import { skillsRoutes } from './areas/skills/routes.js';
 import { ToolsService } from './areas/tools/service.js';
 import { chatsRoutes } from './areas/chats/routes.js';
 import { ChatsService } from './areas/chats/service.js';
@@ -112,7 +115,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
   await migrate(database.db);
 
-  const settings = new SettingsStore(database.db, env.raw, env.enablePersistentConfig);
+  const realtimeOptions = readRealtimeOptions(env.raw, env.corsAllowOrigin);
+  const changes = new ChangeFeed({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
+  const settings = new SettingsStore(database.db, env.raw, env.enablePersistentConfig, changes);
   const core: Core = {
     env,
     database,
@@ -122,6 +127,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     clock,
     log: logger,
     tokens: new TokenService(env.secretKey, clock),
+    changes,
   };
 
   const users = new UsersService(core);
@@ -143,8 +149,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
   python.setBridge(bridge);
-  const realtimeOptions = readRealtimeOptions(env.raw, env.corsAllowOrigin);
-  const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.byId(id), touch: (user) => users.touch(user), log: logger });
+  const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
@@ -153,11 +158,12 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
+  await changes.start();
   await events.start();
   await registry.start();
 
   const auth = createAuthGuard(core.tokens, {
-    userById: (id) => users.byId(id),
+    userById: (id) => users.sessionUser(id),
     userByApiKey: (key) => users.byApiKey(key),
     checkApiKeyUse: (user, path) => auths.checkApiKeyUse(user, path),
     touch: (user) => users.touch(user),
@@ -188,6 +194,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     [openaiRoutes, '/openai'],
     [ollamaRoutes, '/ollama'],
     [toolsRoutes, '/api/v1/tools'],
+    [functionsRoutes, '/api/v1/functions'],
+    [skillsRoutes, '/api/v1/skills'],
     [chatsRoutes, '/api/v1/chats'],
     [foldersRoutes, '/api/v1/folders'],
     [filesRoutes, '/api/v1/files'],
@@ -215,6 +223,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await events.stop();
       await tools.close();
       await python.close();
+      await changes.stop();
       await database.close();
     },
   };

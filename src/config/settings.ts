@@ -1,11 +1,13 @@
-import type { Db } from '../core/db/database.js';
+import type { ChangeFeed } from '../core/changes.js';
+import { afterCommit, type Db } from '../core/db/database.js';
 import { fromJson, toJson } from '../core/db/json.js';
 
 /**
  * The persistent config store: one row per dotted key with a JSON value, seeded
  * from the environment on first start and then owned by the database (the
  * reference's PersistentConfig). Values are cached in memory so reads on hot
- * paths cost nothing; writes go to the database first, then the cache.
+ * paths cost nothing; writes go to the database first, then the cache, and
+ * other instances re-read on the change notice.
  *
  * Each area declares the keys it reads with `defineSetting`, next to its code.
  */
@@ -54,11 +56,19 @@ export class SettingsStore {
   private values = new Map<string, unknown>();
   private defaults = new Map<string, unknown>();
 
+  /** Counts writes applied here, so a reload that raced one reads again. */
+  private writes = 0;
+
   constructor(
     private readonly db: Db,
     private readonly env: Record<string, string | undefined>,
     private readonly persistent: boolean,
-  ) {}
+    private readonly changes: ChangeFeed,
+  ) {
+    changes.on('settings', () => {
+      this.reload().catch(() => undefined);
+    });
+  }
 
   private defaultOf(definition: SettingDefinition): unknown {
     if (definition.seed) return definition.seed(this.env);
@@ -94,10 +104,16 @@ export class SettingsStore {
   /** Re-reads the database (another instance may have written). */
   async reload(): Promise<void> {
     if (!this.persistent) return;
-    const rows = await this.db.selectFrom('config').select(['key', 'value']).execute();
-    const values = new Map(this.defaults);
-    for (const row of rows) values.set(row.key, fromJson(row.value, null));
-    this.values = values;
+    for (;;) {
+      const writes = this.writes;
+      const rows = await this.db.selectFrom('config').select(['key', 'value']).execute();
+      // A write applied meanwhile may be newer than these rows: read again.
+      if (writes !== this.writes) continue;
+      const values = new Map(this.defaults);
+      for (const row of rows) values.set(row.key, fromJson(row.value, null));
+      this.values = values;
+      return;
+    }
   }
 
   get<T>(setting: SettingDefinition<T> | string): T {
@@ -123,7 +139,12 @@ export class SettingsStore {
     return problems;
   }
 
-  /** Writes every key in one transaction; the cache changes only after it commits. */
+  /**
+   * Writes every key in one transaction, or in the caller's: then the values
+   * here change at once (so the rest of that transaction reads them) and a
+   * caller whose transaction fails must `reload()`. Other instances are told
+   * once the write commits.
+   */
   async set(updates: Record<string, unknown>, now: number, db: Db = this.db): Promise<void> {
     const entries = Object.entries(updates);
     if (entries.length === 0) return;
@@ -141,6 +162,8 @@ export class SettingsStore {
       if (db === this.db) await this.db.transaction().execute(write);
       else await write(db);
     }
+    this.writes += 1;
     for (const [key, value] of entries) this.values.set(key, value);
+    if (this.persistent) afterCommit(db, () => this.changes.announce('settings'));
   }
 }

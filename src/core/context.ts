@@ -3,6 +3,7 @@ import type { Env } from '../config/env.js';
 import type { SettingsStore } from '../config/settings.js';
 import type { AuthGuard } from './auth/guard.js';
 import type { TokenService } from './auth/tokens.js';
+import type { ChangeFeed } from './changes.js';
 import type { Clock } from './clock.js';
 import type { DatabaseHandle, Db } from './db/database.js';
 import type { EventBus } from './events/publish.js';
@@ -17,6 +18,8 @@ export interface Core {
   clock: Clock;
   log: FastifyBaseLogger;
   tokens: TokenService;
+  /** Change notices between the in-memory caches of this and other instances. */
+  changes: ChangeFeed;
 }
 
 /** What route modules receive: the core plus the auth hooks. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
+import { IDENTITY_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
-import type { Db } from '../../core/db/database.js';
+import { afterCommit, type Db } from '../../core/db/database.js';
 import { notFound } from '../../core/http/errors.js';
 import type { UsersService } from '../users/service.js';
 import { type GroupPatch, type GroupRecord, GroupStore, type GroupWithCount } from './store.js';
@@ -57,23 +58,38 @@ function defaultShareOf(raw: Record<string, string | undefined>): boolean | 'mem
 
 /** User groups: records, memberships and the share rule of the group picker. */
 export class GroupsService {
+  /** Each user's groups, read on every request (permissions, access checks); dropped on any membership change. */
+  private readonly memberships = new InvalidatedCache<GroupRecord[]>(IDENTITY_CACHE);
+
   constructor(
     readonly core: Core,
     readonly users: UsersService,
-  ) {}
+  ) {
+    core.changes.on('identity', () => this.memberships.invalidate());
+  }
 
   private store(db: Db = this.core.db): GroupStore {
     return new GroupStore(db);
   }
 
-  /** Ids of the groups the user belongs to. */
-  async groupIdsOf(userId: string, db?: Db): Promise<string[]> {
-    return this.store(db).idsOfMember(userId);
+  /** Tells every instance that memberships or group permissions changed, once `db`'s transaction commits. */
+  private changed(db: Db): void {
+    afterCommit(db, () => this.core.changes.announce('identity'));
   }
 
-  /** The groups the user belongs to, newest change first. */
+  /** Ids of the groups the user belongs to. */
+  async groupIdsOf(userId: string, db?: Db): Promise<string[]> {
+    if (db) return this.store(db).idsOfMember(userId);
+    return (await this.groupsOf(userId)).map((group) => group.id);
+  }
+
+  /**
+   * The groups the user belongs to, newest change first. Outside a transaction
+   * they come from memory (frozen: shared by every request).
+   */
   async groupsOf(userId: string, db?: Db): Promise<GroupRecord[]> {
-    return this.store(db).ofMember(userId);
+    if (db) return this.store(db).ofMember(userId);
+    return this.memberships.get(userId, async () => deepFreeze(await this.store().ofMember(userId)));
   }
 
   /** Group ids of many users at once (user lists). */
@@ -179,6 +195,7 @@ export class GroupsService {
     if (form.data !== undefined && form.data !== null) patch.data = form.data;
     await this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).update(id, patch);
+      this.changed(trx);
       await this.core.events.publish({ event: 'group.updated', actor, subjectId: id, subjectType: 'group', data: { name: form.name } }, trx);
     });
     return this.get(id);
@@ -194,6 +211,7 @@ export class GroupsService {
       const valid = userIds?.length ? (await this.users.byIds([...new Set(userIds)], trx)).map((u) => u.id) : [];
       const now = this.core.clock.now();
       await this.store(trx).addMembers(id, valid, now);
+      this.changed(trx);
       await this.store(trx).touch([id], now);
       if (actor) {
         // As the reference: the ids actually added, or the form's value when it named none.
@@ -210,6 +228,7 @@ export class GroupsService {
       await this.require(id, trx);
       if (userIds?.length) {
         await this.store(trx).removeMembers(id, userIds);
+        this.changed(trx);
         await this.store(trx).touch([id], this.core.clock.now());
       }
       await this.core.events.publish(
@@ -224,6 +243,7 @@ export class GroupsService {
   async delete(actor: UserRecord, id: string): Promise<boolean> {
     await this.core.db.transaction().execute(async (trx) => {
       if (!(await this.store(trx).delete(id))) throw notFound();
+      this.changed(trx);
       await this.core.events.publish({ event: 'group.deleted', actor, subjectId: id, subjectType: 'group' }, trx);
     });
     return true;

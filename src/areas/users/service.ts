@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { AccessService } from '../../core/access/service.js';
 import type { UserRecord } from '../../core/auth/user.js';
+import { IDENTITY_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
-import { type Db, isUniqueViolation } from '../../core/db/database.js';
+import { afterCommit, type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, forbidden } from '../../core/http/errors.js';
 import type { AuthsService } from '../auths/service.js';
 import type { GroupsService } from '../groups/service.js';
@@ -78,8 +79,11 @@ export class UsersService {
   private readonly imagePolicy: ProfileImagePolicy;
   private collaborators: UserCollaborators | null = null;
 
+  private readonly sessions = new InvalidatedCache<UserRecord | null>(IDENTITY_CACHE);
+
   constructor(private readonly core: Core) {
     this.imagePolicy = profileImagePolicy(core.env.raw);
+    core.changes.on('identity', () => this.sessions.invalidate());
   }
 
   connect(collaborators: UserCollaborators): void {
@@ -97,6 +101,20 @@ export class UsersService {
 
   byId(id: string, db?: Db) {
     return this.store(db).byId(id);
+  }
+
+  /**
+   * The user a session belongs to, read on every request: from memory until a
+   * change to any user (frozen: shared by every request). Reads before a write
+   * use `byId`.
+   */
+  sessionUser(id: string): Promise<UserRecord | null> {
+    return this.sessions.get(id, async () => deepFreeze(await this.store().byId(id)));
+  }
+
+  /** Tells every instance that user records changed, once `db`'s transaction commits. */
+  private changed(db: Db = this.core.db): void {
+    afterCommit(db, () => this.core.changes.announce('identity'));
   }
 
   byIds(ids: string[], db?: Db) {
@@ -165,13 +183,17 @@ export class UsersService {
     return user;
   }
 
-  update(id: string, patch: UserPatch, db?: Db): Promise<UserRecord | null> {
-    return this.store(db).update(id, { ...patch, updated_at: this.core.clock.now() });
+  async update(id: string, patch: UserPatch, db?: Db): Promise<UserRecord | null> {
+    const updated = await this.store(db).update(id, { ...patch, updated_at: this.core.clock.now() });
+    this.changed(db);
+    return updated;
   }
 
-  delete(id: string, db?: Db): Promise<boolean> {
+  async delete(id: string, db?: Db): Promise<boolean> {
     this.lastTouched.delete(id);
-    return this.store(db).delete(id);
+    const deleted = await this.store(db).delete(id);
+    this.changed(db);
+    return deleted;
   }
 
   /** Records activity without a write on every request. */

@@ -1,6 +1,7 @@
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { GroupsService } from '../../areas/groups/service.js';
 import { type UserRecord, isAdmin } from '../auth/user.js';
+import { deepFreeze } from '../cache.js';
 import type { Core } from '../context.js';
 import type { Db } from '../db/database.js';
 import { badRequest, notFound } from '../http/errors.js';
@@ -67,6 +68,7 @@ export class AccessService {
   private readonly previewCatalogs = new Map<PreviewSectionName, PreviewCatalog>();
   private baseline: PermissionsTree | undefined;
   private defaults: { stored: unknown; tree: PermissionsTree } | undefined;
+  private readonly merged = new WeakMap<object, { defaults: PermissionsTree; tree: PermissionsTree }>();
 
   constructor(
     readonly core: Core,
@@ -124,10 +126,13 @@ export class AccessService {
    */
   async permissionsOf(user: UserRecord): Promise<PermissionsTree> {
     const groups = await this.groups.groupsOf(user.id);
-    return mergePermissions(
-      this.defaultPermissions(),
-      groups.map((g) => g.permissions),
-    );
+    const defaults = this.defaultPermissions();
+    // The groups' list is the same object while the membership cache holds it, so the merge is kept with it.
+    const known = this.merged.get(groups);
+    if (known?.defaults === defaults) return known.tree;
+    const tree = deepFreeze(mergePermissions(defaults, groups.map((g) => g.permissions)));
+    this.merged.set(groups, { defaults, tree });
+    return tree;
   }
 
   /** Whether the user holds a dotted permission such as `features.api_keys`; admins hold all. */

@@ -1,6 +1,24 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type DatabaseConnection, type Driver, Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import {
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  Kysely,
+  type KyselyPlugin,
+  Migrator,
+  type OperationNode,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  PostgresDialect,
+  type QueryId,
+  type QueryResult,
+  type RootOperationNode,
+  SqliteDialect,
+  type Transaction,
+  type TransactionBuilder,
+  type UnknownRow,
+} from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './tables.js';
@@ -12,6 +30,13 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface DatabaseHandle {
   db: Db;
   dialect: DialectName;
+  /**
+   * Calls `listener` after a statement built with Kysely inserts into, updates
+   * or deletes from one of `tables`: at once, and again when the transaction
+   * it ran in commits (the moment other connections see it). Raw SQL and
+   * foreign-key cascades are not seen.
+   */
+  onWrite(tables: string[], listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -102,6 +127,104 @@ class GuardedSqliteDialect extends SqliteDialect {
   }
 }
 
+/** Work to run once a transaction has committed, keyed by the transaction it waits for. */
+const commitHooks = new WeakMap<Kysely<Database>, Array<() => void>>();
+
+function tableName(node: OperationNode | undefined): string | null {
+  if (!node) return null;
+  if (node.kind === 'TableNode') return (node as unknown as { table: { identifier: { name: string } } }).table.identifier.name;
+  if (node.kind === 'AliasNode') return tableName((node as unknown as { node: OperationNode }).node);
+  return null;
+}
+
+/** The table a statement writes, or null for anything else. */
+function writtenTable(node: RootOperationNode): string | null {
+  switch (node.kind) {
+    case 'InsertQueryNode':
+      return tableName(node.into);
+    case 'UpdateQueryNode':
+      return tableName(node.table);
+    case 'DeleteQueryNode':
+      return tableName(node.from.froms[0]);
+    default:
+      return null;
+  }
+}
+
+/** Reports each write statement's table once the statement has run. */
+class WriteRecorder implements KyselyPlugin {
+  private readonly pending = new WeakMap<QueryId, string>();
+
+  constructor(private readonly written: (table: string) => void) {}
+
+  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
+    const table = writtenTable(node);
+    if (table) this.pending.set(queryId, table);
+    return node;
+  }
+
+  async transformResult({ queryId, result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const table = this.pending.get(queryId);
+    if (table) this.written(table);
+    return result;
+  }
+}
+
+/** Listeners of writes per table (`DatabaseHandle.onWrite`). */
+class WriteListeners {
+  private readonly byTable = new Map<string, Array<() => void>>();
+
+  on(tables: string[], listener: () => void): void {
+    for (const table of tables) this.byTable.set(table, [...(this.byTable.get(table) ?? []), listener]);
+  }
+
+  notify(table: string): void {
+    for (const listener of this.byTable.get(table) ?? []) listener();
+  }
+}
+
+/**
+ * Kysely with after-commit hooks and write listeners: every
+ * `transaction().execute(...)` records its transaction so `afterCommit` can
+ * defer work (cache invalidation, notices to other instances) until the data is
+ * visible to other connections, and drop it on rollback; the tables it wrote
+ * are reported again at that moment.
+ */
+class HookedKysely extends Kysely<Database> {
+  readonly writes: WriteListeners;
+
+  constructor(dialect: Dialect) {
+    const writes = new WriteListeners();
+    super({ dialect, plugins: [new WriteRecorder((table) => writes.notify(table))] });
+    this.writes = writes;
+  }
+
+  override transaction(): TransactionBuilder<Database> {
+    const builder = super.transaction();
+    const execute = builder.execute.bind(builder);
+    builder.execute = async <T>(callback: (trx: Transaction<Database>) => Promise<T>): Promise<T> => {
+      const hooks: Array<() => void> = [];
+      const written = new Set<string>();
+      const result = await execute((trx) => {
+        const recording = trx.withPlugin(new WriteRecorder((table) => written.add(table)));
+        commitHooks.set(recording, hooks);
+        return callback(recording);
+      });
+      for (const table of written) this.writes.notify(table);
+      for (const hook of hooks) hook();
+      return result;
+    };
+    return builder;
+  }
+}
+
+/** Runs `hook` once `db`'s transaction commits (never if it rolls back), or now when `db` is not a transaction. */
+export function afterCommit(db: Db, hook: () => void): void {
+  const hooks = db.isTransaction ? commitHooks.get(db) : undefined;
+  if (hooks) hooks.push(hook);
+  else hook();
+}
+
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string }): DatabaseHandle {
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
@@ -109,13 +232,13 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
     // An idle client whose connection the server ends (restart, admin termination) is dropped and
     // replaced on next use; without a listener, pg would turn that into an uncaught error.
     pool.on('error', () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    const db = new HookedKysely(new PostgresDialect({ pool }));
+    return { db, dialect: 'postgres', onWrite: (tables, listener) => db.writes.on(tables, listener), close: () => db.destroy() };
   }
   let file = path.join(options.dataDir, 'webui.db');
   if (url?.startsWith('sqlite:')) file = url.replace(/^sqlite:(\/\/)?/, '');
-  const db = new Kysely<Database>({ dialect: new GuardedSqliteDialect({ database: openSqlite(file) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const db = new HookedKysely(new GuardedSqliteDialect({ database: openSqlite(file) }));
+  return { db, dialect: 'sqlite', onWrite: (tables, listener) => db.writes.on(tables, listener), close: () => db.destroy() };
 }
 
 /**

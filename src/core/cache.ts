@@ -1,0 +1,47 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * Values read from the database on hot paths (the signed-in user, their groups),
+ * kept until `invalidate()` (a change notice) or for `ttlMs` at most, the bound
+ * on staleness should a notice be missed. A load that began before an
+ * invalidation is not kept: it may have read the old state.
+ */
+export class InvalidatedCache<V> {
+  private generation = 0;
+  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+
+  constructor(private readonly options: { ttlMs: number; maxEntries: number }) {}
+
+  async get(key: string, load: () => Promise<V>): Promise<V> {
+    const now = performance.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expiresAt > now) return hit.value;
+    const generation = this.generation;
+    const value = await load();
+    if (generation === this.generation) {
+      if (this.entries.size >= this.options.maxEntries) this.entries.clear();
+      this.entries.set(key, { value, expiresAt: now + this.options.ttlMs });
+    }
+    return value;
+  }
+
+  invalidate(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
+}
+
+/**
+ * Users and memberships: re-read at once on a change notice; the time limit only
+ * bounds staleness should a notice between instances be lost.
+ */
+export const IDENTITY_CACHE = { ttlMs: 2_000, maxEntries: 10_000 };
+
+/** Freezes a cached value and everything in it, so no request can change what others share. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * What an instance keeps in memory and must re-read when another instance (or
+ * this one) changes it: the persistent settings, users and group memberships,
+ * revoked sessions.
+ */
+export type ChangeTopic = 'settings' | 'identity' | 'revocations';
+
+interface Logger {
+  warn(details: object, message: string): void;
+}
+
+/**
+ * Tells this instance's caches, and with Redis every other instance's, that
+ * shared state changed. Announce after the change has committed (see
+ * `afterCommit`), so a listener that re-reads sees it.
+ */
+export class ChangeFeed {
+  private readonly listeners = new Map<ChangeTopic, Array<() => void>>();
+  private readonly instanceId = randomUUID();
+  private redis: { publisher: Redis; subscriber: Redis } | null = null;
+
+  constructor(
+    private readonly options: { redisUrl: string | null; keyPrefix: string },
+    private readonly log: Logger,
+  ) {}
+
+  private get channel(): string {
+    return `${this.options.keyPrefix}:changes`;
+  }
+
+  on(topic: ChangeTopic, listener: () => void): void {
+    this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), listener]);
+  }
+
+  announce(topic: ChangeTopic): void {
+    this.notify(topic);
+    this.redis?.publisher
+      .publish(this.channel, JSON.stringify({ from: this.instanceId, topic }))
+      .catch((err: Error) => this.log.warn({ err: err.message, topic }, 'could not tell other instances of a change'));
+  }
+
+  private notify(topic: ChangeTopic): void {
+    for (const listener of this.listeners.get(topic) ?? []) listener();
+  }
+
+  /** Listens to the other instances' announcements (with Redis; alone, there is nothing to hear). */
+  async start(): Promise<void> {
+    if (!this.options.redisUrl) return;
+    const { connectRedis } = await import('./realtime/redis.js');
+    const publisher = connectRedis(this.options.redisUrl, this.log, 'changes');
+    const subscriber = connectRedis(this.options.redisUrl, this.log, 'changes-feed');
+    subscriber.on('message', (_channel: string, message: string) => {
+      try {
+        const { from, topic } = JSON.parse(message) as { from: string; topic: ChangeTopic };
+        if (from !== this.instanceId) this.notify(topic);
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, 'unreadable change notice');
+      }
+    });
+    await subscriber.subscribe(this.channel);
+    // Notices sent while the connection was down are lost: after a reconnection, re-read everything.
+    subscriber.on('ready', () => {
+      for (const topic of this.listeners.keys()) this.notify(topic);
+    });
+    this.redis = { publisher, subscriber };
+  }
+
+  async stop(): Promise<void> {
+    if (!this.redis) return;
+    const { disconnectRedis } = await import('./realtime/redis.js');
+    await Promise.all([disconnectRedis(this.redis.publisher), disconnectRedis(this.redis.subscriber)]);
+    this.redis = null;
+  }
+}
