@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createContext } from './lib/context.js';
 import { load } from './lib/load.js';
-import { machineCpuSeconds, ownCpuSeconds, pinSelf, pinning, sleep, startServer } from './lib/processes.js';
+import { heapAfterGc, machineCpuSeconds, ownCpuSeconds, pinSelf, pinning, sleep, startServer } from './lib/processes.js';
 import { markdownTable, median, row, textTable } from './lib/report.js';
 import { scenarios as allScenarios } from './scenarios/index.js';
 
@@ -28,6 +28,7 @@ const { values: flags } = parseArgs({
   },
 });
 const scenarios = allScenarios.filter((s) => !flags.only || s.name.includes(flags.only));
+const isLoad = (scenario) => !scenario.measure;
 const settings = {
   warmupSeconds: Number(flags.warmup),
   reps: Number(flags.reps),
@@ -53,11 +54,13 @@ function defaultDuration(count) {
   const fits = Math.floor((LOAD_BUDGET_SECONDS / Math.max(1, count) - fixed) / runs);
   return Math.max(3, Math.min(6, fits));
 }
-settings.seconds = flags.duration ? Number(flags.duration) : defaultDuration(scenarios.length);
+settings.seconds = flags.duration ? Number(flags.duration) : defaultDuration(scenarios.filter(isLoad).length);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = path.join(root, 'bench', 'results');
 const floorScript = path.join(root, 'bench', 'lib', 'floor-server.js');
+const upstreamScript = path.join(root, 'bench', 'lib', 'fake-upstream.js');
+const heapProbeScript = path.join(root, 'bench', 'lib', 'heap-probe.js');
 const profileDir = path.join(root, '.tmp', 'bench-profiles');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
 const running = new Set();
@@ -71,12 +74,28 @@ function parleyEnv() {
   return { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, WEBUI_SECRET_KEY: 'bench-secret-key' };
 }
 
-async function start(kind, { routeFile, profile = false } = {}) {
-  const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const server =
-    kind === 'parley'
-      ? await startServer({ name: 'Parley', args: [...profiling, path.join(root, 'dist', 'main.js')], env: parleyEnv(), cwd: root })
-      : await startServer({ name: 'floor', args: routeFile ? [floorScript, routeFile] : [floorScript], env: { PATH: process.env.PATH }, cwd: root });
+/**
+ * Parley or a floor. `heapProbe`: Parley is preloaded with ./lib/heap-probe.js,
+ * so that `server.heapAfterGc()` can read its heap right after a full collection.
+ */
+async function start(kind, { routeFile, profile = false, heapProbe = false } = {}) {
+  let server;
+  if (kind === 'parley') {
+    const env = parleyEnv();
+    const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    const probing = heapProbe ? ['--expose-gc', `--import=${pathToFileURL(heapProbeScript).href}`] : [];
+    server = await startServer({ name: 'Parley', args: [...profiling, ...probing, path.join(root, 'dist', 'main.js')], env, cwd: root });
+    if (heapProbe) server.heapAfterGc = () => heapAfterGc(server.pid, path.join(env.DATA_DIR, 'bench-heap.json'));
+  } else {
+    server = await startServer({ name: 'floor', args: routeFile ? [floorScript, routeFile] : [floorScript], env: { PATH: process.env.PATH }, cwd: root });
+  }
+  running.add(server);
+  return server;
+}
+
+/** The fake model provider, on the load generator's CPU: it stands for a server outside Parley's machine. */
+async function startUpstream() {
+  const server = await startServer({ name: 'fake upstream', args: [upstreamScript], env: { PATH: process.env.PATH }, cwd: root, cpu: pinning?.load });
   running.add(server);
   return server;
 }
@@ -120,13 +139,19 @@ async function measureStarts() {
   return times;
 }
 
-/** Runs each scenario's setup on the running Parley and takes its answer as the floor's payload. */
-async function prepare(parley) {
-  const ctx = createContext(parley.url);
+/**
+ * Runs each scenario's setup on the running Parley: a load scenario's answer
+ * becomes the floor's payload; a measuring one keeps what its setup returned.
+ */
+async function prepare(ctx) {
   const prepared = [];
   for (const scenario of scenarios) {
     try {
       log(`${scenario.name}: setup`);
+      if (!isLoad(scenario)) {
+        prepared.push({ scenario, prepared: scenario.setup ? await scenario.setup(ctx) : undefined });
+        continue;
+      }
       const request = { method: 'GET', headers: {}, ...scenario.request, ...(scenario.setup ? await scenario.setup(ctx) : {}) };
       const answer = await ctx.call(request.method, request.path, request.body, { headers: request.headers });
       if (answer.status < 200 || answer.status > 299) {
@@ -182,6 +207,20 @@ async function measureScenario(parley, entry, index) {
   }
 }
 
+/** A measuring scenario, and how much CPU other processes (not Parley, the fake provider or the bench) used meanwhile. */
+async function measureOwn(ctx, entry) {
+  log(`${entry.scenario.name}: measuring`);
+  const live = [...running];
+  const ours = () => live.reduce((sum, server) => sum + server.cpuSeconds(), ownCpuSeconds());
+  const machineBefore = machineCpuSeconds().busy;
+  const oursBefore = ours();
+  const started = Date.now();
+  const { rows, details } = await entry.scenario.measure(ctx, entry.prepared);
+  const seconds = (Date.now() - started) / 1000;
+  const otherCpuShare = Math.max(0, machineCpuSeconds().busy - machineBefore - (ours() - oursBefore)) / seconds;
+  return { rows, details, seconds, otherCpuShare };
+}
+
 function summarise(runs) {
   return {
     rps: median(runs.map((r) => r.rps)),
@@ -221,7 +260,12 @@ function buildRows(results) {
   for (const entry of results.scenarios) {
     const name = entry.name;
     if (entry.error) {
-      rows.push({ ...row({ figure: `${name}: req/s`, parley: NaN, floor: NaN, unit: 'rps' }), verdict: `not run: ${entry.error.slice(0, 80)}` });
+      const figure = entry.kind === 'measure' ? name : `${name}: req/s`;
+      rows.push({ ...row({ figure, parley: NaN, floor: NaN, unit: 'rps' }), verdict: `not run: ${entry.error.slice(0, 80)}` });
+      continue;
+    }
+    if (entry.kind === 'measure') {
+      rows.push(...entry.rows);
       continue;
     }
     const p = entry.parley;
@@ -275,6 +319,12 @@ function notesOf(results) {
   }
   for (const entry of results.scenarios) {
     if (entry.error) continue;
+    if (entry.kind === 'measure') {
+      if (entry.otherCpuShare > DISTURBED) {
+        notes.push(`${entry.name}: other processes used ${entry.otherCpuShare.toFixed(2)} cores meanwhile; its times are likely worse than on a quiet machine.`);
+      }
+      continue;
+    }
     if (entry.disturbed.length) {
       notes.push(`${entry.name}: ${entry.disturbed.length} run(s) repeated because other processes used over ${DISTURBED} cores meanwhile.`);
     }
@@ -296,7 +346,8 @@ function header(results) {
     `Parley bench, ${results.date}, commit ${m.commit ?? 'unknown'}${m.uncommittedChanges ? ' (with uncommitted changes in src/)' : ''}`,
     `${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.platform}; pinning: ${m.pinning}`,
     `load: autocannon, ${settings.connections} connections, ${settings.reps} × ${settings.seconds} s per figure after ${settings.warmupSeconds} s warm-up; ` +
-      'rates and latencies are medians over the runs; floor = bare Fastify returning the same payload',
+      'rates and latencies are medians over the runs; floor = bare Fastify returning the same payload ' +
+      '(streaming figures: the fake model provider reached directly)',
     `other processes on the machine used ${results.otherCpuShare.toFixed(2)} cores on average; the bench took ${Math.round(results.seconds)} s`,
   ];
 }
@@ -304,7 +355,7 @@ function header(results) {
 async function main() {
   if (!existsSync(path.join(root, 'dist', 'main.js'))) throw new Error('dist/main.js missing: run `npm run build` first');
   pinSelf();
-  log(`${scenarios.length} scenarios, ${settings.reps} × ${settings.seconds} s runs each`);
+  log(`${scenarios.length} scenarios; load runs ${settings.reps} × ${settings.seconds} s each`);
   const results = { date: new Date().toISOString(), machine: machine(), settings, targets: TARGETS, scenarios: [] };
   const others = otherLoad();
 
@@ -316,18 +367,25 @@ async function main() {
   results.memory = { floorIdle: floorIdle.memory() };
   await stop(floorIdle);
 
-  const parley = await start('parley', { profile: settings.profile });
+  const parley = await start('parley', { profile: settings.profile, heapProbe: true });
   await sleep(SETTLE_MS);
   results.memory.parleyIdle = parley.memory();
 
+  const ctx = createContext(parley, { startUpstream });
   const floorAfter = [];
-  for (const [index, entry] of (await prepare(parley)).entries()) {
-    const base = { name: entry.scenario.name, rpsRatioTarget: entry.scenario.rpsRatioTarget ?? TARGETS.rpsRatio };
+  for (const [index, entry] of (await prepare(ctx)).entries()) {
+    const base = isLoad(entry.scenario)
+      ? { name: entry.scenario.name, kind: 'load', rpsRatioTarget: entry.scenario.rpsRatioTarget ?? TARGETS.rpsRatio }
+      : { name: entry.scenario.name, kind: 'measure' };
     if (entry.error) {
       results.scenarios.push({ ...base, error: entry.error });
       continue;
     }
     try {
+      if (base.kind === 'measure') {
+        results.scenarios.push({ ...base, ...(await measureOwn(ctx, entry)) });
+        continue;
+      }
       const { runs, disturbed, floorMemoryAfter } = await measureScenario(parley, entry, index);
       floorAfter.push(floorMemoryAfter);
       results.scenarios.push({ ...base, request: entry.request, parley: summarise(runs.parley), floor: summarise(runs.floor), runs, disturbed });
@@ -340,7 +398,7 @@ async function main() {
   results.memory.parleyAfterLoad = parley.memory();
   // The floor restarts per scenario; its figure is the largest of those after their load.
   results.memory.floorAfterLoad = floorAfter.sort((a, b) => b.rss - a.rss)[0] ?? null;
-  await stop(parley);
+  await Promise.all([...running].map(stop)); // Parley and the fake provider, so their CPU time is counted as the bench's own
   results.otherCpuShare = others();
   results.seconds = (Date.now() - Date.parse(results.date)) / 1000;
 

@@ -1,8 +1,13 @@
 /**
- * What a scenario's `setup(ctx)` receives: a small API client on the running
- * Parley and helpers to seed data before any timing starts.
+ * What a scenario's `setup(ctx)` and `measure(ctx)` receive: a small API client
+ * on the running Parley, the Parley process itself (`ctx.parley`: `url`, `pid`,
+ * `memory()`, `cpuSeconds()`), helpers to seed data before any timing starts, and
+ * the fake model provider (`ctx.upstream()`). `startUpstream()` starts the
+ * provider's process (run.js owns the processes it starts).
  */
-export function createContext(url) {
+export function createContext(parley, { startUpstream }) {
+  const url = parley.url;
+
   async function call(method, path, body, { token, headers } = {}) {
     const response = await fetch(url + path, {
       method,
@@ -32,10 +37,33 @@ export function createContext(url) {
     return result.body;
   }
 
-  let admin = null;
+  let adminSession = null;
+  function admin() {
+    adminSession ??= (async () => {
+      const form = { name: 'Bench Admin', email: 'admin@bench.local', password: 'Bench-password-1', profile_image_url: '' };
+      const session = await expectOk('POST', '/api/v1/auths/signup', form);
+      return { ...session, email: form.email, password: form.password };
+    })();
+    return adminSession;
+  }
+
+  let connected = null;
+  function upstream() {
+    connected ??= (async () => {
+      const [server, { token }] = await Promise.all([startUpstream(), admin()]);
+      const base = `${server.url}/v1`;
+      const openai = { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [base], OPENAI_API_KEYS: ['sk-bench'], OPENAI_API_CONFIGS: {} };
+      await expectOk('POST', '/openai/config/update', openai, { token });
+      await expectOk('POST', '/ollama/config/update', { ENABLE_OLLAMA_API: false, OLLAMA_BASE_URLS: [], OLLAMA_API_CONFIGS: {} }, { token });
+      await expectOk('POST', '/api/v1/configs/connections', { ENABLE_DIRECT_CONNECTIONS: false, ENABLE_BASE_MODELS_CACHE: true }, { token });
+      return { url: base };
+    })();
+    return connected;
+  }
 
   return {
     url,
+    parley,
     /** Raw calls: `{ status, body, headers }` whatever the status. */
     call,
     get: (path, options) => expectOk('GET', path, undefined, options),
@@ -44,14 +72,17 @@ export function createContext(url) {
     delete: (path, options) => expectOk('DELETE', path, undefined, options),
 
     /** The first account (an admin), signed up once per run and shared by every scenario. */
-    admin() {
-      admin ??= (async () => {
-        const form = { name: 'Bench Admin', email: 'admin@bench.local', password: 'Bench-password-1', profile_image_url: '' };
-        const session = await expectOk('POST', '/api/v1/auths/signup', form);
-        return { ...session, email: form.email, password: form.password };
-      })();
-      return admin;
-    },
+    admin,
+
+    /**
+     * The fake OpenAI-style provider (./fake-upstream.js), started once per run and
+     * made Parley's only connection through the admin API: OpenAI on with this one
+     * URL, Ollama off, and the provider's model list kept until refreshed
+     * (`ENABLE_BASE_MODELS_CACHE`) instead of fetched again every second
+     * (`MODELS_CACHE_TTL`'s default), so that timed requests are served from the
+     * cache. Resolves to `{ url }`, the provider's OpenAI base URL (`.../v1`).
+     */
+    upstream,
 
     /** Runs `task(i)` for i in 0..count-1, `concurrency` at a time (for seeding many records). */
     async repeat(count, task, { concurrency = 8 } = {}) {

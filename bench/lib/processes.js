@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -70,15 +70,16 @@ function tail(stream, limit = 4096) {
 }
 
 /**
- * A server process started from `args`; resolves once `GET readyPath` answers 200,
- * with `readyMs` = milliseconds from spawn to that answer and `readyCpuSeconds` =
- * the CPU time the process had used by then (barely affected by other work on the machine).
+ * A server process started from `args` (on the servers' CPU unless `cpu` says
+ * otherwise); resolves once `GET readyPath` answers 200, with `readyMs` =
+ * milliseconds from spawn to that answer and `readyCpuSeconds` = the CPU time the
+ * process had used by then (barely affected by other work on the machine).
  */
-export async function startServer({ name, args, env, cwd, readyPath = '/health', timeoutMs = 30_000 }) {
+export async function startServer({ name, args, env, cwd, cpu = pinning?.server, readyPath = '/health', timeoutMs = 30_000 }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawnNode(args, { cpu: pinning?.server, env: { ...env, HOST: '127.0.0.1', PORT: String(port) }, cwd });
+  const child = spawnNode(args, { cpu, env: { ...env, HOST: '127.0.0.1', PORT: String(port) }, cwd });
   const output = tail(child.stdout);
   const errors = tail(child.stderr);
   let exited = null;
@@ -118,6 +119,21 @@ export async function startServer({ name, args, env, cwd, readyPath = '/health',
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `process.memoryUsage()` of a server preloaded with ./heap-probe.js, right after
+ * a full garbage collection: asks with SIGUSR2 and reads the answer from `file`.
+ */
+export async function heapAfterGc(pid, file, timeoutMs = 5000) {
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  const started = performance.now();
+  while (!existsSync(file)) {
+    if (performance.now() - started > timeoutMs) throw new Error(`no heap figures from ${pid} within ${timeoutMs / 1000} s`);
+    await sleep(10);
+  }
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
 
 /** Resident memory now and at its peak, in bytes, from /proc/<pid>/status. */
 export function memoryOf(pid) {

@@ -7,6 +7,12 @@ export function median(values) {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** The `fraction` quantile (0.9: 90th percentile) by the nearest-rank method. */
+export function percentile(values, fraction) {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] : NaN;
+}
+
 const MB = 1024 * 1024;
 
 export const format = {
@@ -15,6 +21,7 @@ export const format = {
   rps: (n) => (Number.isFinite(n) ? `${Math.round(n).toLocaleString('en-US')}/s` : 'n/a'),
   ms: (n) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms` : 'n/a'),
   micros: (n) => (Number.isFinite(n) ? `${Math.round(n)} µs` : 'n/a'),
+  count: (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a'),
   ratio: (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : ''),
 };
 

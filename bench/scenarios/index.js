@@ -1,14 +1,26 @@
 import authsSession from './auths-session.js';
 import chatsList from './chats-list.js';
+import firstChunk from './first-chunk.js';
+import modelsList from './models-list.js';
+import socketChats from './socket-chats.js';
+import streams from './streams.js';
 import toolsList from './tools-list.js';
 import version from './version.js';
 
 /**
- * Every scenario the bench loads, in order (setups run in this order on one
- * Parley). A scenario is `{ name, request?, setup?(ctx), rpsRatioTarget? }`:
- * `setup` seeds data through `ctx` (see ../lib/context.js) and returns the
- * request `{ method, path, headers, body }`, overriding the static `request`.
- * The floor's payload is Parley's own answer to that request, taken after setup.
- * `rpsRatioTarget` is the least Parley/floor requests-per-second ratio (default 0.7).
+ * Every scenario of the bench, in order: setups run in this order on one Parley
+ * before anything is timed, then the scenarios are timed in this order. Two kinds:
+ *
+ * - A request-rate comparison, `{ name, request?, setup?(ctx), rpsRatioTarget? }`:
+ *   `setup` seeds data through `ctx` (see ../lib/context.js) and returns the
+ *   request `{ method, path, headers, body }`, overriding the static `request`.
+ *   The bench loads Parley and a bare Fastify floor answering Parley's own answer
+ *   to that request, and reports req/s, latencies and CPU per request.
+ *   `rpsRatioTarget` is the least Parley/floor req/s ratio (default 0.7).
+ * - A measurement of its own, `{ name, setup?(ctx), measure(ctx, prepared) }`:
+ *   `measure` gets what `setup` returned and does its own timing (streams, sockets),
+ *   returning `{ rows, details }`: table rows made with `row()` of ../lib/report.js
+ *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
+ *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, firstChunk, streams, socketChats];
