@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { lastUserText, onlyOpenAI } from './fake-upstreams.js';
+import type { Fakes } from './world.js';
 
 /**
  * A scriptable OpenAI-compatible model for the chat pipeline's tests: each
@@ -46,12 +48,7 @@ export const FOLLOW_UPS = ['What else?', 'Why?'];
 
 const TASK_MARKERS = ['Generate a concise title', 'Generate 1-3 broad tags', 'Suggest 3-5 relevant follow-up'];
 
-export function lastUserText(messages: any[]): string {
-  const last = [...(messages ?? [])].reverse().find((m) => m?.role === 'user');
-  if (!last) return '';
-  if (typeof last.content === 'string') return last.content;
-  return Array.isArray(last.content) ? last.content.map((p: any) => p?.text ?? '').join('') : '';
-}
+export { lastUserText };
 
 export const isTaskPrompt = (body: any) => TASK_MARKERS.some((marker) => lastUserText(body?.messages).includes(marker));
 
@@ -188,4 +185,12 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return fake;
+}
+
+/** The scriptable model as a server's only provider (for useServer / startWorld). */
+export function fakeModel(models?: string[]): Fakes<{ model: FakeModel }> {
+  return {
+    start: async () => ({ model: await startFakeModel(models) }),
+    env: ({ model }) => ({ ...onlyOpenAI(model.url), ENABLE_EVALUATION_ARENA_MODELS: 'false', ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS: 'false' }),
+  };
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Fakes } from './world.js';
 
 /**
  * Model providers for tests: an OpenAI-shaped server and an Ollama-shaped
@@ -105,7 +106,8 @@ function errorFor(model: string): { status: number; body: unknown } | null {
   return null;
 }
 
-function lastUserText(messages: any[]): string {
+/** The text of the last user message of a chat request. */
+export function lastUserText(messages: any[]): string {
   const last = [...(messages ?? [])].reverse().find((m) => m?.role === 'user');
   if (!last) return '';
   if (typeof last.content === 'string') return last.content;
@@ -155,7 +157,7 @@ const completionChunk = (model: string, delta: Record<string, unknown>, finish: 
   `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 function chatCompletionHandler(prefix = ''): Handler {
-  return async (req, res, body, fake) => {
+  return async (_req, res, body, fake) => {
     const model = String(body?.model ?? '');
     const failure = errorFor(model);
     if (failure) return json(res, failure.status, failure.body);
@@ -304,7 +306,7 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
       'POST /api/pull': progress,
       'POST /api/create': progress,
       'POST /api/push': progress,
-      'POST /api/blobs/*': (_req, res) => res.writeHead(201).end(),
+      'POST /api/blobs/*': (_req, res) => void res.writeHead(201).end(),
       'POST /api/copy': (_req, res, body, fake) => {
         fake.models.push(body.destination);
         res.writeHead(200).end();
@@ -345,4 +347,18 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
     },
     models,
   );
+}
+
+/** One OpenAI-style provider and one Ollama, as a server's connections (for useServer / startWorld). */
+export function fakeProviders(models: { openai?: string[]; ollama?: string[] } = {}): Fakes<{ openai: FakeUpstream; ollama: FakeUpstream }> {
+  return {
+    start: async () => ({ openai: await startFakeOpenAI(models.openai), ollama: await startFakeOllama(models.ollama) }),
+    env: ({ openai, ollama }) => ({
+      OPENAI_API_BASE_URLS: openai.url,
+      OPENAI_API_KEYS: 'sk-upstream-key-1234',
+      OLLAMA_BASE_URLS: ollama.url,
+      ENABLE_EVALUATION_ARENA_MODELS: 'false',
+      MODELS_CACHE_TTL: '1',
+    }),
+  };
 }

@@ -8,21 +8,25 @@ interface Closable {
   close(): Promise<void>;
 }
 
+/** Fake services a server talks to (model providers...), and the environment that points it at them. */
+export interface Fakes<F extends Record<string, Closable>> {
+  start(): Promise<F>;
+  env(fakes: NoInfer<F>): Record<string, string>;
+}
+
 export interface ServerSetup<F extends Record<string, Closable>, U extends string> {
-  /** Fakes the server talks to (model providers...): started before it, closed after it. */
-  fakes?: () => Promise<F>;
-  /** The server's environment; as a function, it is given the started fakes (for their URLs). */
-  env?: Record<string, string> | ((fakes: F) => Record<string, string>);
+  /** Started before the server, closed after it. */
+  fakes?: Fakes<F>;
+  /** The server's environment (over the fakes'). */
+  env?: Record<string, string>;
   clock?: Clock;
   /** Name of the first account, which becomes admin (a generated one by default); false: no account. */
   admin?: string | false;
   /** Accounts the admin adds, in this order, by the name tests use: role, or role and display name. */
   users?: { [K in U]: Role | readonly [Role, string] };
-  /** Forget the recorded events before each test. */
-  freshEvents?: boolean;
 }
 
-/** What a test file works with; filled in by beforeAll. */
+/** A started server with its fakes and accounts. */
 export type ServerWorld<F = {}, U extends string = never> = {
   server: TestServer;
   api: ApiClient;
@@ -31,29 +35,49 @@ export type ServerWorld<F = {}, U extends string = never> = {
   events: EventPayload[];
   /** The events recorded so far, leaving none. */
   takeEvents(): EventPayload[];
+  /** Destroys the server, then closes the fakes. */
+  close(): Promise<void>;
 } & F & { [K in U]: Account };
+
+/** Starts a server as `setup` says; for a test of its own (`close()` it), or through useServer. */
+export async function startWorld<F extends Record<string, Closable> = {}, U extends string = never>(setup: ServerSetup<F, U> = {}): Promise<ServerWorld<F, U>> {
+  const fakes = (await setup.fakes?.start()) ?? ({} as F);
+  let server: TestServer | undefined;
+  const close = async () => {
+    if (server) await destroyServer(server);
+    for (const fake of Object.values(fakes)) await fake.close();
+  };
+  try {
+    server = await startServer({ env: { ...setup.fakes?.env(fakes), ...setup.env }, clock: setup.clock });
+    const events = recordEvents(server);
+    const world = { ...fakes, server, api: server.api, events, takeEvents: () => events.splice(0), close } as Record<string, unknown>;
+    if (setup.admin === false) return world as ServerWorld<F, U>;
+    const admin = await signup(server.api, setup.admin);
+    world.admin = admin;
+    for (const [key, spec] of Object.entries<Role | readonly [Role, string]>(setup.users ?? ({} as Record<U, Role>))) {
+      const [role, name] = typeof spec === 'string' ? [spec] : spec;
+      world[key] = await addUser(server.api, admin, role, name);
+    }
+    return world as ServerWorld<F, U>;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
 /**
  * One server for the tests of the enclosing file or describe: started in
- * beforeAll with its fakes and accounts, destroyed (with the fakes) in afterAll.
+ * beforeAll, destroyed in afterAll. The world it returns is filled in by beforeAll.
  */
-export function useServer<F extends Record<string, Closable> = {}, U extends string = never>(setup: ServerSetup<F, U> = {}): ServerWorld<F, U> {
-  const world = { takeEvents: () => world.events.splice(0) } as ServerWorld<F, U>;
-  const fields = world as Record<string, unknown>;
-  let fakes: Closable[] = [];
+export function useServer<F extends Record<string, Closable> = {}, U extends string = never>(
+  setup: ServerSetup<F, U> & {
+    /** Forget the recorded events before each test. */
+    freshEvents?: boolean;
+  } = {},
+): ServerWorld<F, U> {
+  const world = {} as ServerWorld<F, U>;
   beforeAll(async () => {
-    const started = (await setup.fakes?.()) ?? ({} as F);
-    fakes = Object.values(started);
-    Object.assign(world, started);
-    const env = typeof setup.env === 'function' ? setup.env(started) : setup.env;
-    const server = await startServer({ env, clock: setup.clock });
-    Object.assign(world, { server, api: server.api, events: recordEvents(server) });
-    if (setup.admin === false) return;
-    world.admin = await signup(server.api, setup.admin);
-    for (const [key, spec] of Object.entries<Role | readonly [Role, string]>(setup.users ?? ({} as Record<U, Role>))) {
-      const [role, name] = typeof spec === 'string' ? [spec] : spec;
-      fields[key] = await addUser(server.api, world.admin, role, name);
-    }
+    Object.assign(world, await startWorld(setup));
   });
   if (setup.freshEvents) {
     beforeEach(() => {
@@ -61,8 +85,7 @@ export function useServer<F extends Record<string, Closable> = {}, U extends str
     });
   }
   afterAll(async () => {
-    if (world.server) await destroyServer(world.server);
-    for (const fake of fakes) await fake.close();
+    await world.close?.();
   });
   return world;
 }

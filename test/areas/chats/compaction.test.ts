@@ -5,8 +5,10 @@ import { useServer } from '../../helpers/world.js';
 import { chain, newChat } from './fixtures.js';
 
 const world = useServer({
-  fakes: async () => ({ upstream: await startFakeOpenAI(['gpt-fake', 'gpt-summary']) }),
-  env: ({ upstream }) => ({ ...onlyOpenAI(upstream.url, 'sk-upstream'), ENABLE_EVALUATION_ARENA_MODELS: 'false' }),
+  fakes: {
+    start: async () => ({ upstream: await startFakeOpenAI(['gpt-fake', 'gpt-summary']) }),
+    env: ({ upstream }) => ({ ...onlyOpenAI(upstream.url, 'sk-upstream'), ENABLE_EVALUATION_ARENA_MODELS: 'false' }),
+  },
   admin: 'Compaction Admin',
   freshEvents: true,
 });

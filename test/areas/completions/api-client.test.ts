@@ -1,8 +1,9 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TITLE, defaultScript, lastUserText } from '../../helpers/fake-model.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { type Browser, type ChatWorld, openBrowser, outputText, startChatWorld, webRequest } from './setup.js';
+import { describe, expect, it } from 'vitest';
+import { TITLE, defaultScript, fakeModel, lastUserText } from '../../helpers/fake-model.js';
+import { addUser } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { openBrowser, outputText, useBrowser, webRequest } from './setup.js';
 
 /**
  * API client mode (no `session_id`): OpenAI's format, used with the official
@@ -10,34 +11,22 @@ import { type Browser, type ChatWorld, openBrowser, outputText, startChatWorld, 
  * provider that fails, a stream cut midway.
  */
 describe('API client mode', () => {
-  let world: ChatWorld;
-  let admin: Account;
-  let alice: Account;
-
-  beforeAll(async () => {
-    world = await startChatWorld();
-    admin = await signup(world.server.api, 'Api Admin');
-    alice = await addUser(world.server.api, admin, 'user', 'Api Alice');
-  });
-
-  afterAll(async () => {
-    await world?.close();
-  });
+  const world = useServer({ fakes: fakeModel(), admin: 'Api Admin', users: { alice: ['user', 'Api Alice'] } });
 
   const client = (token: string, path = '/api') => new OpenAI({ apiKey: token, baseURL: `${world.server.url}${path}`, maxRetries: 0 });
 
   it('answers the openai client as JSON, on both paths', async () => {
     for (const path of ['/api', '/api/v1']) {
-      const answer = await client(admin.token, path).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: `hi via ${path}` }] });
+      const answer = await client(world.admin.token, path).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: `hi via ${path}` }] });
       expect(answer.choices[0].message.content).toBe(`You said: hi via ${path}`);
       expect(answer.usage?.total_tokens).toBeGreaterThan(0);
     }
     // Nothing is stored for an API call.
-    expect((await world.server.api.get('/api/v1/chats/', { token: admin.token })).body).toEqual([]);
+    expect((await world.server.api.get('/api/v1/chats/', { token: world.admin.token })).body).toEqual([]);
   });
 
   it('streams to the openai client', async () => {
-    const stream = await client(admin.token).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'stream this please' }], stream: true });
+    const stream = await client(world.admin.token).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'stream this please' }], stream: true });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text).toBe('You said: stream this please');
@@ -46,7 +35,7 @@ describe('API client mode', () => {
   });
 
   it('applies the request parameters and keeps pipeline fields away from the provider', async () => {
-    await client(admin.token).chat.completions.create({
+    await client(world.admin.token).chat.completions.create({
       model: 'fake-model',
       messages: [{ role: 'user', content: 'with params' }],
       // @ts-expect-error: the frontend's fields
@@ -61,10 +50,10 @@ describe('API client mode', () => {
 
   it('refuses a model the user may not use, before asking any provider', async () => {
     const before = world.model.requests.length;
-    const res = await world.server.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] }, { token: alice.token });
+    const res = await world.server.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] }, { token: world.alice.token });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ detail: 'Model not found' });
-    const unknown = await world.server.api.post('/api/chat/completions', { model: 'no-such-model', messages: [] }, { token: admin.token });
+    const unknown = await world.server.api.post('/api/chat/completions', { model: 'no-such-model', messages: [] }, { token: world.admin.token });
     expect(unknown.status).toBe(400);
     expect(unknown.body).toEqual({ detail: 'Model not found' });
     expect(world.model.requests.length).toBe(before);
@@ -75,18 +64,18 @@ describe('API client mode', () => {
   it('lets a user use a model shared with them', async () => {
     const created = await world.server.api.post(
       '/api/v1/models/create',
-      { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: [{ principal_type: 'user', principal_id: alice.id, permission: 'read' }] },
-      { token: admin.token },
+      { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: [{ principal_type: 'user', principal_id: world.alice.id, permission: 'read' }] },
+      { token: world.admin.token },
     );
     expect(created.status, created.text).toBe(200);
-    const answer = await client(alice.token).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'shared' }] });
+    const answer = await client(world.alice.token).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'shared' }] });
     expect(answer.choices[0].message.content).toBe('You said: shared');
   });
 
   it('passes a provider error on', async () => {
     world.model.script = () => ({ status: 500, error: 'The provider broke' });
     try {
-      await expect(client(admin.token).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 500 });
+      await expect(client(world.admin.token).chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 500 });
     } finally {
       world.model.script = defaultScript;
     }
@@ -94,32 +83,20 @@ describe('API client mode', () => {
 });
 
 describe('web client mode when things go wrong', () => {
-  let world: ChatWorld;
-  let admin: Account;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    world = await startChatWorld();
-    admin = await signup(world.server.api, 'Failure Admin');
-    browser = await openBrowser(world.server.url, admin.token);
-  });
-
-  afterAll(async () => {
-    browser?.close();
-    await world?.close();
-  });
+  const world = useServer({ fakes: fakeModel(), admin: 'Failure Admin' });
+  const browser = useBrowser(world);
 
   it('a stream cut midway: an error event, the partial answer kept, the chat still usable', async () => {
     world.model.script = (body) => (lastUserText(body.messages) === 'break please' ? { text: 'one two three four five six', breakAfter: 3 } : defaultScript(body));
     const { body, userId, assistantId } = webRequest(browser.socket, { content: 'break please', extra: { background_tasks: { title_generation: true } } });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: admin.token });
+    const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
     const chatId = res.body.chat_id;
     const error = await browser.next((e) => e.chat_id === chatId && e.type === 'chat:message:error', 'the error event');
     expect(error).toMatchObject({ message_id: assistantId, data: { error: { content: expect.stringContaining('Server Connection Error') } } });
     await browser.next((e) => e.chat_id === chatId && e.type === 'chat:tasks:cancel', 'chat:tasks:cancel');
     await browser.next((e) => e.chat_id === chatId && e.type === 'chat:active' && e.data.active === false, 'chat:active false');
 
-    const chat = (await world.server.api.get(`/api/v1/chats/${chatId}`, { token: admin.token })).body;
+    const chat = (await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body;
     const answer = chat.chat.history.messages[assistantId];
     expect(answer).toMatchObject({ parentId: userId, done: true, error: { content: error.data.error.content } });
     expect(outputText(answer.output)).toBe('one two three');
@@ -128,7 +105,7 @@ describe('web client mode when things go wrong', () => {
     // The chat goes on.
     world.model.script = defaultScript;
     const next = webRequest(browser.socket, { content: 'and now?', chatId, parentId: assistantId });
-    await world.server.api.post('/api/chat/completions', next.body, { token: admin.token });
+    await world.server.api.post('/api/chat/completions', next.body, { token: world.admin.token });
     const done = await browser.next((e) => e.message_id === next.assistantId && e.type === 'chat:completion' && e.data.done, 'the next answer');
     expect(outputText(done.data.output)).toBe('You said: and now?');
     expect(world.model.chatRequests().at(-1).messages).toEqual([
@@ -142,11 +119,11 @@ describe('web client mode when things go wrong', () => {
     world.model.script = () => ({ status: 429, error: 'Rate limit reached' });
     try {
       const { body, assistantId } = webRequest(browser.socket, { content: 'limited', extra: { background_tasks: {} } });
-      const res = await world.server.api.post('/api/chat/completions', body, { token: admin.token });
+      const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
       expect(res.status).toBe(200);
       const error = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:message:error', 'the error event');
       expect(error.data).toEqual({ error: { content: 'Rate limit reached' } });
-      const answer = (await world.server.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: admin.token })).body.chat.history.messages[assistantId];
+      const answer = (await world.server.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
       expect(answer).toMatchObject({ done: true, error: { content: 'Rate limit reached' } });
       expect(answer.output).toBeUndefined();
     } finally {
@@ -155,13 +132,13 @@ describe('web client mode when things go wrong', () => {
   });
 
   it('an existing chat of someone else is not found', async () => {
-    const bob = await addUser(world.server.api, admin, 'user', 'Bob Other');
+    const bob = await addUser(world.server.api, world.admin, 'user', 'Bob Other');
     await world.server.api.post(
       '/api/v1/models/create',
       { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] },
-      { token: admin.token },
+      { token: world.admin.token },
     );
-    const own = await world.server.api.post('/api/v1/chats/new', { chat: { title: 'Admin only' } }, { token: admin.token });
+    const own = await world.server.api.post('/api/v1/chats/new', { chat: { title: 'Admin only' } }, { token: world.admin.token });
     const bobBrowser = await openBrowser(world.server.url, bob.token);
     try {
       const { body } = webRequest(bobBrowser.socket, { content: 'let me in', chatId: own.body.id, parentId: 'x' });

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Account, signup } from '../../helpers/users.js';
-import { type Browser, type ChatWorld, openBrowser, outputText, stamp, startChatWorld, webRequest } from './setup.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fakeModel } from '../../helpers/fake-model.js';
+import { useServer } from '../../helpers/world.js';
+import { outputText, stamp, useBrowser, webRequest } from './setup.js';
 
 /**
  * The frontend drops events of a chat it does not know yet, so for a new chat
@@ -8,27 +9,17 @@ import { type Browser, type ChatWorld, openBrowser, outputText, stamp, startChat
  * even when the model answers instantly (contract §10, gotcha 1).
  */
 describe('reply before the first event', () => {
-  let world: ChatWorld;
-  let admin: Account;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    world = await startChatWorld();
+  const world = useServer({ fakes: fakeModel(), admin: 'Ordering Admin' });
+  const browser = useBrowser(world);
+  beforeAll(() => {
     world.model.script = () => ({ text: 'Instant.' });
-    admin = await signup(world.server.api, 'Ordering Admin');
-    browser = await openBrowser(world.server.url, admin.token);
-  });
-
-  afterAll(async () => {
-    browser?.close();
-    await world?.close();
   });
 
   for (const stream of [true, false]) {
     it(`holds every event until the reply is out (${stream ? 'streamed' : 'whole'} answers)`, async () => {
       for (let i = 0; i < 15; i++) {
         const { body, assistantId } = webRequest(browser.socket, { content: `Quick ${i}`, extra: { stream, background_tasks: {} } });
-        const res = await world.server.api.post('/api/chat/completions', body, { token: admin.token });
+        const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
         const replySeq = stamp();
         expect(res.status, res.text).toBe(200);
         const chatId = res.body.chat_id;

@@ -1,40 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { io, type Socket } from 'socket.io-client';
-import type { EventPayload } from '../../../src/core/events/publish.js';
-import { type FakeModel, startFakeModel } from '../../helpers/fake-model.js';
-import { destroyServer, recordEvents, startServer, type TestServer } from '../../helpers/server.js';
-
-/** A Parley whose only provider is the scriptable fake model, recording its published events. */
-export interface ChatWorld {
-  server: TestServer;
-  model: FakeModel;
-  events: EventPayload[];
-  close(): Promise<void>;
-}
-
-export async function startChatWorld(env: Record<string, string> = {}, models?: string[]): Promise<ChatWorld> {
-  const model = await startFakeModel(models);
-  const server = await startServer({
-    env: {
-      OPENAI_API_BASE_URLS: model.url,
-      OPENAI_API_KEYS: 'sk-fake',
-      ENABLE_OLLAMA_API: 'false',
-      ENABLE_EVALUATION_ARENA_MODELS: 'false',
-      ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS: 'false',
-      ...env,
-    },
-  });
-  const events = recordEvents(server);
-  return {
-    server,
-    model,
-    events,
-    async close() {
-      await destroyServer(server);
-      await model.close();
-    },
-  };
-}
+import { afterAll, beforeAll } from 'vitest';
+import type { ServerWorld } from '../../helpers/world.js';
 
 /** What a socket received: every `events` payload, in arrival order, stamped by the shared sequence. */
 export interface Received {
@@ -82,6 +49,18 @@ export async function openBrowser(url: string, token?: string): Promise<Browser>
     },
     close: () => void socket.close(),
   };
+}
+
+/** The admin's browser for the tests of the enclosing file or describe: opened in beforeAll, closed in afterAll. */
+export function useBrowser(world: ServerWorld): Browser {
+  const browser = {} as Browser;
+  beforeAll(async () => {
+    Object.assign(browser, await openBrowser(world.server.url, world.admin.token));
+  });
+  afterAll(() => {
+    browser.close?.();
+  });
+  return browser;
 }
 
 /** The frontend's request for a new message (Chat.svelte sendMessage), as in the contract's journey (d). */

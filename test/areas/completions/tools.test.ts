@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultScript, isTaskPrompt } from '../../helpers/fake-model.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { type Browser, type ChatWorld, openBrowser, outputText, startChatWorld, webRequest } from './setup.js';
+import { defaultScript, fakeModel, isTaskPrompt } from '../../helpers/fake-model.js';
+import { startWorld, useServer } from '../../helpers/world.js';
+import { type Browser, openBrowser, outputText, webRequest } from './setup.js';
 
 /**
  * Native function calling with real Python tools: the selected tools' specs
@@ -64,38 +64,32 @@ const toolsScript = (body: any) => {
 };
 
 describe('tool calling', () => {
-  let world: ChatWorld;
-  let admin: Account;
-  let alice: Account;
+  const world = useServer({ fakes: fakeModel(), env: { PLUGIN_POOL_SIZE: '2' }, admin: 'Tools Admin', users: { alice: ['user', 'Tools Alice'] } });
   let browser: Browser;
 
   beforeAll(async () => {
-    world = await startChatWorld({ PLUGIN_POOL_SIZE: '2' });
-    admin = await signup(world.server.api, 'Tools Admin');
-    alice = await addUser(world.server.api, admin, 'user', 'Tools Alice');
     const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
     for (const [id, content] of [
       ['calc', CALC],
       ['other', OTHER],
     ]) {
-      const res = await world.server.api.post('/api/v1/tools/create', { id, name: id, content, meta: { description: id }, access_grants: everyone }, { token: admin.token });
+      const res = await world.server.api.post('/api/v1/tools/create', { id, name: id, content, meta: { description: id }, access_grants: everyone }, { token: world.admin.token });
       expect(res.status, res.text).toBe(200);
     }
-    const valves = await world.server.api.post('/api/v1/tools/id/calc/valves/user/update', { unit: 'pears' }, { token: alice.token });
+    const valves = await world.server.api.post('/api/v1/tools/id/calc/valves/user/update', { unit: 'pears' }, { token: world.alice.token });
     expect(valves.status, valves.text).toBe(200);
-    await world.server.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, { token: admin.token });
+    await world.server.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, { token: world.admin.token });
     world.model.script = toolsScript;
-    browser = await openBrowser(world.server.url, alice.token);
+    browser = await openBrowser(world.server.url, world.alice.token);
   });
 
-  afterAll(async () => {
+  afterAll(() => {
     browser?.close();
-    await world?.close();
   });
 
   it('runs the calls in the plugin host and sends the results back to the model', async () => {
     const { body, assistantId } = webRequest(browser.socket, { content: 'add 2 and 3', extra: { tool_ids: ['calc', 'other|add', 'server:nowhere', 'not-a-tool'], background_tasks: {} } });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: alice.token });
+    const res = await world.server.api.post('/api/chat/completions', body, { token: world.alice.token });
     expect(res.status, res.text).toBe(200);
     const done = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the final answer', 20000);
 
@@ -129,14 +123,14 @@ describe('tool calling', () => {
     const status = await browser.next((e) => e.message_id === assistantId && e.type === 'status', 'the tool status');
     expect(status.data).toEqual({ description: 'adding 2 and 3', done: false });
     expect(browser.received.some((e) => e.message_id === assistantId && e.type === 'citation' && e.data.source.name === 'calculator')).toBe(true);
-    const stored = (await world.server.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: alice.token })).body.chat.history.messages[assistantId];
+    const stored = (await world.server.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.alice.token })).body.chat.history.messages[assistantId];
     expect(stored.statusHistory).toEqual([{ description: 'adding 2 and 3', done: false }]);
     expect(stored.sources).toEqual([{ source: { name: 'calculator' }, document: ['arithmetic'], metadata: [{ source: 'calc' }] }]);
     expect(stored.output.map((item: any) => item.type)).toEqual(output.map((item: any) => item.type));
   }, 30000);
 
   it('runs tools for API clients too, answering with the final text', async () => {
-    const client = new OpenAI({ apiKey: alice.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: world.alice.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
     const body = { model: 'fake-model', messages: [{ role: 'user' as const, content: 'add please' }], tool_ids: ['calc', 'other'] };
     const answer = await client.chat.completions.create(body as never);
     expect((answer as any).choices[0].message.content).toMatch(/^Let me compute.\nResults: 5 pears \| .*this tool always fails.* \| 2 other/);
@@ -148,9 +142,9 @@ describe('tool calling', () => {
   }, 30000);
 
   it('stops after the configured number of tool rounds', async () => {
-    const limited = await startChatWorld({ CHAT_RESPONSE_MAX_TOOL_CALL_ITERATIONS: '2' });
+    const limited = await startWorld({ fakes: fakeModel(), env: { CHAT_RESPONSE_MAX_TOOL_CALL_ITERATIONS: '2' }, admin: 'Limit Admin' });
     try {
-      const owner = await signup(limited.server.api, 'Limit Admin');
+      const owner = limited.admin;
       await limited.server.api.post('/api/v1/tools/create', { id: 'calc', name: 'calc', content: CALC, meta: { description: 'calc' } }, { token: owner.token });
       limited.model.script = (body) => (isTaskPrompt(body) ? defaultScript(body) : { toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }] });
       const res = await limited.server.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'loop' }], tool_ids: ['calc'] }, { token: owner.token });

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Account, signup } from '../../helpers/users.js';
-import { type ModelWorld, sseData, startModelWorld } from './setup.js';
+import { describe, expect, it } from 'vitest';
+import { fakeProviders } from '../../helpers/fake-upstreams.js';
+import { useServer } from '../../helpers/world.js';
+import { sseData } from './setup.js';
 
-let world: ModelWorld;
-let admin: Account;
+const world = useServer({ fakes: fakeProviders(), admin: 'App Admin' });
 
-const api = () => world.server.api;
 const lastOpenAI = (path: string) => world.openai.requests.filter((r) => r.path === path).at(-1)!;
 
-beforeAll(async () => {
-  world = await startModelWorld();
-  admin = await signup(api(), 'App Admin');
-});
-
-afterAll(async () => {
-  await world?.close();
-});
 
 describe('the completion service (for the chat pipeline)', () => {
   it('completes an OpenAI-style request on any provider\'s model, streamed as Chat Completions chunks', async () => {
-    const user = (await world.server.parley.services.users.byId(admin.id))!;
+    const user = (await world.server.parley.services.users.byId(world.admin.id))!;
     const { completions } = world.server.parley.services;
     for (const model of ['gpt-fake', 'llama-fake:latest']) {
       const answer = await completions.complete(user, { model, stream: true, messages: [{ role: 'user', content: 'service call' }] }, { user });
@@ -41,7 +32,7 @@ describe('the completion service (for the chat pipeline)', () => {
 
 describe('POST /api/v1/messages', () => {
   it('converts tools and tool results to Chat Completions', async () => {
-    const res = await api().post(
+    const res = await world.api.post(
       '/api/v1/messages',
       {
         model: 'gpt-fake',
@@ -55,7 +46,7 @@ describe('POST /api/v1/messages', () => {
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }, { type: 'text', text: 'and tomorrow?' }] },
         ],
       },
-      { token: admin.token },
+      { token: world.admin.token },
     );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'You said: and tomorrow?' }], usage: { input_tokens: 5, output_tokens: 4 } });
@@ -75,29 +66,29 @@ describe('POST /api/v1/messages', () => {
   });
 
   it('sends Anthropic requests unchanged to LiteLLM connections', async () => {
-    await api().post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: ['k'], OPENAI_API_CONFIGS: { '0': { provider: 'litellm' } } }, { token: admin.token });
+    await world.api.post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: ['k'], OPENAI_API_CONFIGS: { '0': { provider: 'litellm' } } }, { token: world.admin.token });
     try {
-      const res = await api().post('/api/message', { model: 'gpt-fake', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, { token: admin.token });
+      const res = await world.api.post('/api/message', { model: 'gpt-fake', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, { token: world.admin.token });
       expect(res.body.content[0].text).toBe('native anthropic');
       expect(lastOpenAI('/messages').body).toEqual({ model: 'gpt-fake', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] });
     } finally {
-      await api().post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: ['sk-upstream-key-1234'], OPENAI_API_CONFIGS: {} }, { token: admin.token });
+      await world.api.post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: ['sk-upstream-key-1234'], OPENAI_API_CONFIGS: {} }, { token: world.admin.token });
     }
   });
 
   it('answers 404 for unknown models and 422 for bodies that are not objects', async () => {
-    expect((await api().post('/api/v1/messages', { model: 'unknown', messages: [] }, { token: admin.token })).status).toBe(404);
-    expect((await api().post('/api/v1/messages', ['x'], { token: admin.token })).status).toBe(422);
+    expect((await world.api.post('/api/v1/messages', { model: 'unknown', messages: [] }, { token: world.admin.token })).status).toBe(404);
+    expect((await world.api.post('/api/v1/messages', ['x'], { token: world.admin.token })).status).toBe(422);
   });
 });
 
 describe('POST /api/embeddings', () => {
   it('embeds with a preset\'s base model', async () => {
-    await api().post('/api/v1/models/create', { id: 'embedder', base_model_id: 'llama-fake:latest', name: 'Embedder', meta: {}, params: {} }, { token: admin.token });
-    const res = await api().post('/api/embeddings', { model: 'embedder', input: 'a' }, { token: admin.token });
+    await world.api.post('/api/v1/models/create', { id: 'embedder', base_model_id: 'llama-fake:latest', name: 'Embedder', meta: {}, params: {} }, { token: world.admin.token });
+    const res = await world.api.post('/api/embeddings', { model: 'embedder', input: 'a' }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ object: 'list', data: [{ object: 'embedding', embedding: [0.5, 0], index: 0 }], model: 'llama-fake:latest' });
-    const failed = await api().post('/api/embeddings', { model: 'gpt-fake-error', input: 'a' }, { token: admin.token });
+    const failed = await world.api.post('/api/embeddings', { model: 'gpt-fake-error', input: 'a' }, { token: world.admin.token });
     expect(failed.status).toBe(500);
     expect(failed.body.detail).toBe('The provider broke');
   });

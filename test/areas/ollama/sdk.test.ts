@@ -1,30 +1,20 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Ollama } from 'ollama';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { type ModelWorld, startModelWorld } from '../models/setup.js';
+import { describe, expect, it } from 'vitest';
+import { fakeProviders } from '../../helpers/fake-upstreams.js';
+import type { Account } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 /** The official `ollama` and `@anthropic-ai/sdk` clients, used as a user would. */
-let world: ModelWorld;
-let admin: Account;
-let alice: Account;
+const world = useServer({ fakes: fakeProviders(), admin: 'Client Admin', users: { alice: ['user', 'Client Alice'] } });
 
 const ollamaAs = (account: Account) => new Ollama({ host: `${world.server.url}/ollama`, headers: { Authorization: `Bearer ${account.token}` } });
-const anthropicAt = (path: string, account: Account = admin) => new Anthropic({ apiKey: account.token, baseURL: `${world.server.url}${path}`, maxRetries: 0 });
+const anthropicAt = (path: string, account: Account = world.admin) => new Anthropic({ apiKey: account.token, baseURL: `${world.server.url}${path}`, maxRetries: 0 });
 
-beforeAll(async () => {
-  world = await startModelWorld();
-  admin = await signup(world.server.api, 'Client Admin');
-  alice = await addUser(world.server.api, admin, 'user', 'Client Alice');
-});
-
-afterAll(async () => {
-  await world?.close();
-});
 
 describe('ollama against /ollama', () => {
   it('lists, shows, reports versions and loaded models', async () => {
-    const ollama = ollamaAs(admin);
+    const ollama = ollamaAs(world.admin);
     expect((await ollama.list()).models.map((m) => m.model)).toContain('llama-fake:latest');
     expect((await ollama.show({ model: 'llama-fake:latest' })).details.family).toBe('llama');
     expect((await ollama.version()).version).toBe('0.6.2');
@@ -32,7 +22,7 @@ describe('ollama against /ollama', () => {
   });
 
   it('chats and generates, whole and streamed', async () => {
-    const ollama = ollamaAs(admin);
+    const ollama = ollamaAs(world.admin);
     const reply = await ollama.chat({ model: 'llama-fake:latest', messages: [{ role: 'user', content: 'hello' }] });
     expect(reply.message.content).toBe('You said: hello');
     let text = '';
@@ -44,7 +34,7 @@ describe('ollama against /ollama', () => {
   });
 
   it('pulls with progress, copies and deletes models', async () => {
-    const ollama = ollamaAs(admin);
+    const ollama = ollamaAs(world.admin);
     const statuses: string[] = [];
     for await (const progress of await ollama.pull({ model: 'pulled', stream: true })) statuses.push(progress.status);
     expect(statuses).toEqual(['pulling manifest', 'success']);
@@ -54,7 +44,7 @@ describe('ollama against /ollama', () => {
   });
 
   it('keeps unshared models away from users', async () => {
-    const ollama = ollamaAs(alice);
+    const ollama = ollamaAs(world.alice);
     expect((await ollama.list()).models).toEqual([]);
     await expect(ollama.chat({ model: 'llama-fake:latest', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status_code: 403 });
   });
@@ -81,6 +71,6 @@ describe('@anthropic-ai/sdk', () => {
     }
     const sent = world.openai.requests.filter((r) => r.path === '/chat/completions').at(-2)!.body;
     expect(sent.messages[0]).toEqual({ role: 'system', content: 'be brief' });
-    await expect(anthropicAt('/api', alice).messages.create({ model: 'gpt-fake', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 403 });
+    await expect(anthropicAt('/api', world.alice).messages.create({ model: 'gpt-fake', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 403 });
   });
 });

@@ -1,29 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { type ModelWorld, readChunks, sseData, startModelWorld } from '../models/setup.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { fakeProviders } from '../../helpers/fake-upstreams.js';
+import { useServer, startWorld } from '../../helpers/world.js';
+import { readChunks, sseData } from '../models/setup.js';
 
-let world: ModelWorld;
-let admin: Account;
-let alice: Account;
+const world = useServer({ fakes: fakeProviders(), env: { USER_PERMISSIONS_WORKSPACE_MODELS_ACCESS: 'true' }, admin: 'OpenAI Admin', users: { alice: ['user', 'OpenAI Alice'] } });
 
-const api = () => world.server.api;
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'hello there' }], ...extra });
 const lastRequest = (path: string) => world.openai.requests.filter((r) => r.path === path).at(-1)!;
 
 async function configure(configs: Record<string, unknown> = {}, urls = [world.openai.url]) {
-  const res = await api().post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: urls, OPENAI_API_KEYS: ['sk-upstream-key-1234'], OPENAI_API_CONFIGS: configs }, { token: admin.token });
+  const res = await world.api.post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: urls, OPENAI_API_KEYS: ['sk-upstream-key-1234'], OPENAI_API_CONFIGS: configs }, { token: world.admin.token });
   expect(res.status, res.text).toBe(200);
 }
 
-beforeAll(async () => {
-  world = await startModelWorld({ USER_PERMISSIONS_WORKSPACE_MODELS_ACCESS: 'true' });
-  admin = await signup(api(), 'OpenAI Admin');
-  alice = await addUser(api(), admin, 'user', 'OpenAI Alice');
-});
-
-afterAll(async () => {
-  await world?.close();
-});
 
 beforeEach(async () => {
   await configure();
@@ -32,26 +21,26 @@ beforeEach(async () => {
 
 describe('connections config', () => {
   it('returns and saves the connections, padding keys and dropping options of missing indexes', async () => {
-    const initial = await api().get('/openai/config', { token: admin.token });
+    const initial = await world.api.get('/openai/config', { token: world.admin.token });
     expect(initial.body).toEqual({ ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: ['sk-upstream-key-1234'], OPENAI_API_CONFIGS: {} });
-    const res = await api().post(
+    const res = await world.api.post(
       '/openai/config/update',
       { ENABLE_OPENAI_API: null, OPENAI_API_BASE_URLS: ['http://a', 'http://b'], OPENAI_API_KEYS: ['k1', 'k2', 'k3'], OPENAI_API_CONFIGS: { '0': { prefix_id: 'a' }, '5': { prefix_id: 'gone' } } },
-      { token: admin.token },
+      { token: world.admin.token },
     );
     expect(res.body).toEqual({ ENABLE_OPENAI_API: null, OPENAI_API_BASE_URLS: ['http://a', 'http://b'], OPENAI_API_KEYS: ['k1', 'k2'], OPENAI_API_CONFIGS: { '0': { prefix_id: 'a' } } });
-    expect((await api().get('/openai/config', { token: admin.token })).body).toEqual(res.body);
+    expect((await world.api.get('/openai/config', { token: world.admin.token })).body).toEqual(res.body);
     expect(world.events.find((e) => e.event === 'model.provider_config.updated')).toMatchObject({
       subject: { type: 'model.provider_config', id: 'openai' },
       data: { provider: 'openai', enabled: null, base_url_count: 2 },
     });
-    const short = await api().post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: ['http://a', 'http://b'], OPENAI_API_KEYS: [], OPENAI_API_CONFIGS: {} }, { token: admin.token });
+    const short = await world.api.post('/openai/config/update', { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: ['http://a', 'http://b'], OPENAI_API_KEYS: [], OPENAI_API_CONFIGS: {} }, { token: world.admin.token });
     expect(short.body.OPENAI_API_KEYS).toEqual(['', '']);
   });
 
   it('is for admins, and every field of the form is required', async () => {
-    expect((await api().get('/openai/config', { token: alice.token })).status).toBe(401);
-    const missing = await api().post('/openai/config/update', { OPENAI_API_BASE_URLS: [] }, { token: admin.token });
+    expect((await world.api.get('/openai/config', { token: world.alice.token })).status).toBe(401);
+    const missing = await world.api.post('/openai/config/update', { OPENAI_API_BASE_URLS: [] }, { token: world.admin.token });
     expect(missing.status).toBe(422);
     expect(missing.body.detail.map((d: any) => d.loc)).toEqual([
       ['body', 'OPENAI_API_KEYS'],
@@ -60,19 +49,19 @@ describe('connections config', () => {
   });
 
   it('verifies a connection: its model list, the provider\'s refusal, or a 502 when nobody answers', async () => {
-    const ok = await api().post('/openai/verify', { url: world.openai.url, key: 'sk-x' }, { token: admin.token });
+    const ok = await world.api.post('/openai/verify', { url: world.openai.url, key: 'sk-x' }, { token: world.admin.token });
     expect(ok.status).toBe(200);
     expect(ok.body.data.map((m: any) => m.id)).toContain('gpt-fake');
     expect(lastRequest('/models').headers.authorization).toBe('Bearer sk-x');
     world.openai.listFails = true;
     try {
-      const refused = await api().post('/openai/verify', { url: world.openai.url, key: 'bad' }, { token: admin.token });
+      const refused = await world.api.post('/openai/verify', { url: world.openai.url, key: 'bad' }, { token: world.admin.token });
       expect(refused.status).toBe(401);
       expect(refused.body.error.code).toBe('invalid_api_key');
     } finally {
       world.openai.listFails = false;
     }
-    const down = await api().post('/openai/verify', { url: 'http://127.0.0.1:1', key: 'k' }, { token: admin.token });
+    const down = await world.api.post('/openai/verify', { url: 'http://127.0.0.1:1', key: 'k' }, { token: world.admin.token });
     expect(down.status).toBe(502);
     expect(down.body.detail).toBe('Open WebUI: Server Connection Error');
   });
@@ -80,32 +69,32 @@ describe('connections config', () => {
 
 describe('GET /openai/models', () => {
   it('lists the connections\' models, and users only the ones shared with them', async () => {
-    const all = await api().get('/openai/models', { token: admin.token });
+    const all = await world.api.get('/openai/models', { token: world.admin.token });
     expect(all.body.data.map((m: any) => m.id)).toEqual(['gpt-fake', 'gpt-fake-endless', 'gpt-fake-error', 'gpt-fake-silent']);
-    const one = await api().get('/openai/models/0', { token: admin.token });
+    const one = await world.api.get('/openai/models/0', { token: world.admin.token });
     expect(one.body.object).toBe('list');
-    expect((await api().get('/openai/models', { token: alice.token })).body.data).toEqual([]);
-    await api().post('/api/v1/models/model/access/update', { id: 'gpt-fake', access_grants: [{ principal_type: 'user', principal_id: alice.id, permission: 'read' }] }, { token: admin.token });
+    expect((await world.api.get('/openai/models', { token: world.alice.token })).body.data).toEqual([]);
+    await world.api.post('/api/v1/models/model/access/update', { id: 'gpt-fake', access_grants: [{ principal_type: 'user', principal_id: world.alice.id, permission: 'read' }] }, { token: world.admin.token });
     try {
-      expect((await api().get('/openai/models', { token: alice.token })).body.data.map((m: any) => m.id)).toEqual(['gpt-fake']);
+      expect((await world.api.get('/openai/models', { token: world.alice.token })).body.data.map((m: any) => m.id)).toEqual(['gpt-fake']);
     } finally {
-      await api().post('/api/v1/models/model/delete', { id: 'gpt-fake' }, { token: admin.token });
+      await world.api.post('/api/v1/models/model/delete', { id: 'gpt-fake' }, { token: world.admin.token });
     }
-    expect((await api().get('/openai/models/x', { token: admin.token })).status).toBe(422);
+    expect((await world.api.get('/openai/models/x', { token: world.admin.token })).status).toBe(422);
   });
 
   it('answers 503 while the OpenAI API is off', async () => {
-    await api().post('/openai/config/update', { ENABLE_OPENAI_API: false, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: [''], OPENAI_API_CONFIGS: {} }, { token: admin.token });
-    const res = await api().get('/openai/models', { token: admin.token });
+    await world.api.post('/openai/config/update', { ENABLE_OPENAI_API: false, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: [''], OPENAI_API_CONFIGS: {} }, { token: world.admin.token });
+    const res = await world.api.get('/openai/models', { token: world.admin.token });
     expect(res.status).toBe(503);
     expect(res.body.detail).toBe('OpenAI API is disabled');
-    expect((await api().post('/openai/chat/completions', chat('gpt-fake'), { token: admin.token })).status).toBe(503);
+    expect((await world.api.post('/openai/chat/completions', chat('gpt-fake'), { token: world.admin.token })).status).toBe(503);
   });
 });
 
 describe('POST /openai/chat/completions', () => {
   it('returns the provider\'s completion', async () => {
-    const res = await api().post('/openai/chat/completions', chat('gpt-fake'), { token: admin.token });
+    const res = await world.api.post('/openai/chat/completions', chat('gpt-fake'), { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body.choices[0].message.content).toBe('You said: hello there');
     expect(lastRequest('/chat/completions').headers.authorization).toBe('Bearer sk-upstream-key-1234');
@@ -114,7 +103,7 @@ describe('POST /openai/chat/completions', () => {
   it('streams the provider\'s events as they come', async () => {
     const response = await fetch(`${world.server.url}/openai/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json' },
       body: JSON.stringify(chat('gpt-fake', { stream: true })),
     });
     expect(response.status).toBe(200);
@@ -132,48 +121,48 @@ describe('POST /openai/chat/completions', () => {
 
   it('routes prefixed ids to their connection and sends the provider its own id', async () => {
     await configure({ '0': { prefix_id: 'one' }, '1': { prefix_id: 'two' } }, [world.openai.url, world.openai.url]);
-    const res = await api().post('/openai/chat/completions', chat('two.gpt-fake'), { token: admin.token });
+    const res = await world.api.post('/openai/chat/completions', chat('two.gpt-fake'), { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(lastRequest('/chat/completions').body.model).toBe('gpt-fake');
   });
 
   it('sends the connection\'s custom headers, and no key with auth_type none', async () => {
     await configure({ '0': { auth_type: 'none', headers: { 'X-Team': 'team of {{USER_EMAIL}}', 'X-Chat': '{{CHAT_ID}}' } } });
-    const res = await api().post('/openai/chat/completions', chat('gpt-fake', { metadata: { chat_id: 'c-1' } }), { token: admin.token });
+    const res = await world.api.post('/openai/chat/completions', chat('gpt-fake', { metadata: { chat_id: 'c-1' } }), { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     const sent = lastRequest('/chat/completions');
     expect(sent.headers.authorization).toBeUndefined();
-    expect(sent.headers['x-team']).toBe(`team of ${admin.email}`);
+    expect(sent.headers['x-team']).toBe(`team of ${world.admin.email}`);
     expect(sent.headers['x-chat']).toBe('c-1');
     expect(sent.body.metadata).toBeUndefined();
   });
 
   it('applies a preset: its base model, parameters and system prompt', async () => {
     // A user's preset reaches its base model only when that model is shared with the user too.
-    await api().post('/api/v1/models/model/access/update', { id: 'gpt-fake', access_grants: [{ principal_type: 'user', principal_id: alice.id, permission: 'read' }] }, { token: admin.token });
-    const created = await api().post(
+    await world.api.post('/api/v1/models/model/access/update', { id: 'gpt-fake', access_grants: [{ principal_type: 'user', principal_id: world.alice.id, permission: 'read' }] }, { token: world.admin.token });
+    const created = await world.api.post(
       '/api/v1/models/create',
       { id: 'friendly', base_model_id: 'gpt-fake', name: 'Friendly', meta: {}, params: { system: 'Be friendly to {{USER_NAME}}', temperature: '0.2', stream_response: false, max_tokens: 10 } },
-      { token: alice.token },
+      { token: world.alice.token },
     );
     expect(created.status, created.text).toBe(200);
-    const res = await api().post('/openai/chat/completions', chat('friendly'), { token: alice.token });
+    const res = await world.api.post('/openai/chat/completions', chat('friendly'), { token: world.alice.token });
     expect(res.status, res.text).toBe(200);
     const sent = lastRequest('/chat/completions').body;
     expect(sent).toMatchObject({ model: 'gpt-fake', temperature: 0.2, max_tokens: 10 });
     expect(sent.stream_response).toBeUndefined();
     expect(sent.messages[0]).toEqual({ role: 'system', content: 'Be friendly to OpenAI Alice' });
-    await api().post('/api/v1/models/model/delete', { id: 'gpt-fake' }, { token: admin.token });
-    const denied = await api().post('/openai/chat/completions', chat('friendly'), { token: alice.token });
+    await world.api.post('/api/v1/models/model/delete', { id: 'gpt-fake' }, { token: world.admin.token });
+    const denied = await world.api.post('/openai/chat/completions', chat('friendly'), { token: world.alice.token });
     expect(denied.status).toBe(403);
-    await api().post('/api/v1/models/model/delete', { id: 'friendly' }, { token: alice.token });
+    await world.api.post('/api/v1/models/model/delete', { id: 'friendly' }, { token: world.alice.token });
   });
 
   it('adapts requests for reasoning models', async () => {
     world.openai.models.push('o3-fake');
     try {
-      await api().get('/api/models?refresh=true', { token: admin.token });
-      const res = await api().post('/openai/chat/completions', { model: 'o3-fake', max_tokens: 5, messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }] }, { token: admin.token });
+      await world.api.get('/api/models?refresh=true', { token: world.admin.token });
+      const res = await world.api.post('/openai/chat/completions', { model: 'o3-fake', max_tokens: 5, messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }] }, { token: world.admin.token });
       expect(res.status, res.text).toBe(200);
       const sent = lastRequest('/chat/completions').body;
       expect(sent.max_completion_tokens).toBe(5);
@@ -185,31 +174,31 @@ describe('POST /openai/chat/completions', () => {
   });
 
   it('answers 404 for unknown models, 422 for malformed bodies', async () => {
-    const unknown = await api().post('/openai/chat/completions', chat('no-such-model'), { token: admin.token });
+    const unknown = await world.api.post('/openai/chat/completions', chat('no-such-model'), { token: world.admin.token });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toBe("Model 'no-such-model' was not found");
-    const noModel = await api().post('/openai/chat/completions', { messages: [] }, { token: admin.token });
+    const noModel = await world.api.post('/openai/chat/completions', { messages: [] }, { token: world.admin.token });
     expect(noModel.status).toBe(422);
-    const broken = await api().post('/openai/chat/completions', undefined, { token: admin.token, raw: '{"model": ' });
+    const broken = await world.api.post('/openai/chat/completions', undefined, { token: world.admin.token, raw: '{"model": ' });
     expect(broken.status).toBe(422);
-    const notObject = await api().post('/openai/chat/completions', [1, 2], { token: admin.token });
+    const notObject = await world.api.post('/openai/chat/completions', [1, 2], { token: world.admin.token });
     expect(notObject.status).toBe(422);
   });
 
   it('refuses models not shared with the user before calling the provider', async () => {
     const before = world.openai.requests.length;
-    const res = await api().post('/openai/chat/completions', chat('gpt-fake'), { token: alice.token });
+    const res = await world.api.post('/openai/chat/completions', chat('gpt-fake'), { token: world.alice.token });
     expect(res.status).toBe(403);
     expect(res.body.detail).toBe('Model not found');
     expect(world.openai.requests.filter((r) => r.path === '/chat/completions').length).toBe(world.openai.requests.slice(0, before).filter((r) => r.path === '/chat/completions').length);
   });
 
   it('passes provider errors on with their status, a detail, and a provider_request.failed event', async () => {
-    const res = await api().post('/openai/chat/completions', chat('gpt-fake-error'), { token: admin.token });
+    const res = await world.api.post('/openai/chat/completions', chat('gpt-fake-error'), { token: world.admin.token });
     expect(res.status).toBe(500);
     expect(res.body).toMatchObject({ detail: 'The provider broke', error: { message: 'The provider broke' } });
     expect(world.events.find((e) => e.event === 'model.provider_request.failed')).toMatchObject({
-      actor: { id: admin.id },
+      actor: { id: world.admin.id },
       subject: { type: 'model', id: 'gpt-fake-error' },
       data: { error_type: 'server_failed', status: 500, provider: 'openai-compatible', base_url: world.openai.url, requested_model: 'gpt-fake-error', api_key_suffix: '...1234', upstream_message: 'The provider broke' },
     });
@@ -218,7 +207,7 @@ describe('POST /openai/chat/completions', () => {
   it('answers 502 with a clear detail when the provider is down', async () => {
     await configure({ '1': { model_ids: ['gpt-down'] } }, [world.openai.url, 'http://127.0.0.1:1']);
     const started = Date.now();
-    const res = await api().post('/openai/chat/completions', chat('gpt-down'), { token: admin.token });
+    const res = await world.api.post('/openai/chat/completions', chat('gpt-down'), { token: world.admin.token });
     expect(res.status).toBe(502);
     expect(res.body.detail).toBe('Open WebUI: Server Connection Error');
     expect(Date.now() - started).toBeLessThan(5000);
@@ -229,7 +218,7 @@ describe('POST /openai/chat/completions', () => {
     const controller = new AbortController();
     const response = await fetch(`${world.server.url}/openai/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json' },
       body: JSON.stringify(chat('gpt-fake-endless', { stream: true })),
       signal: controller.signal,
     });
@@ -244,9 +233,9 @@ describe('POST /openai/chat/completions', () => {
 
 describe('deadlines', () => {
   it('gives up on a stream that stays silent, with a 504', async () => {
-    const strict = await startModelWorld({ AIOHTTP_CLIENT_STREAM_IDLE_TIMEOUT: '1' });
+    const strict = await startWorld({ fakes: fakeProviders(), env: { AIOHTTP_CLIENT_STREAM_IDLE_TIMEOUT: '1' }, admin: 'Deadline Admin' });
     try {
-      const boss = await signup(strict.server.api, 'Deadline Admin');
+      const boss = strict.admin;
       const started = Date.now();
       const res = await strict.server.api.post('/openai/chat/completions', chat('gpt-fake-silent', { stream: true }), { token: boss.token });
       expect(res.status).toBe(504);
@@ -261,19 +250,19 @@ describe('deadlines', () => {
 
 describe('POST /openai/responses', () => {
   it('forwards to the model\'s connection, streamed or not', async () => {
-    const res = await api().post('/openai/responses', { model: 'gpt-fake', input: 'hi', temperature: null }, { token: admin.token });
+    const res = await world.api.post('/openai/responses', { model: 'gpt-fake', input: 'hi', temperature: null }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body.output[0].content[0].text).toBe('Responded to: hi');
     expect(lastRequest('/responses').body).toEqual({ model: 'gpt-fake', input: 'hi' });
-    const stream = await api().post('/openai/responses', { model: 'gpt-fake', input: 'hi', stream: true }, { token: admin.token });
+    const stream = await world.api.post('/openai/responses', { model: 'gpt-fake', input: 'hi', stream: true }, { token: world.admin.token });
     expect(stream.headers.get('content-type')).toContain('text/event-stream');
     expect(stream.text).toContain('response.completed');
-    expect((await api().post('/openai/responses', { model: 'gpt-fake', input: 'hi' }, { token: alice.token })).status).toBe(403);
+    expect((await world.api.post('/openai/responses', { model: 'gpt-fake', input: 'hi' }, { token: world.alice.token })).status).toBe(403);
   });
 
   it('speaks the Responses API to connections configured for it', async () => {
     await configure({ '0': { api_type: 'responses' } });
-    const res = await api().post('/openai/chat/completions', chat('gpt-fake', { max_tokens: 7, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }] }), { token: admin.token });
+    const res = await world.api.post('/openai/chat/completions', chat('gpt-fake', { max_tokens: 7, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }] }), { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant' } }] });
     expect(lastRequest('/responses').body).toMatchObject({ instructions: 'sys', max_output_tokens: 7, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'q' }] }] });
@@ -282,17 +271,17 @@ describe('POST /openai/responses', () => {
 
 describe('speech and the pass-through', () => {
   it('needs an api.openai.com connection for speech', async () => {
-    const res = await api().post('/openai/audio/speech', { model: 'tts-1', input: 'hi', voice: 'alloy' }, { token: admin.token });
+    const res = await world.api.post('/openai/audio/speech', { model: 'tts-1', input: 'hi', voice: 'alloy' }, { token: world.admin.token });
     expect(res.status).toBe(401);
     expect(res.body.detail).toBe('OpenAI API was not found');
   });
 
   it('keeps the pass-through off unless enabled', async () => {
-    const res = await api().get('/openai/files', { token: admin.token });
+    const res = await world.api.get('/openai/files', { token: world.admin.token });
     expect(res.status).toBe(403);
-    const open = await startModelWorld({ ENABLE_OPENAI_API_PASSTHROUGH: 'true' });
+    const open = await startWorld({ fakes: fakeProviders(), env: { ENABLE_OPENAI_API_PASSTHROUGH: 'true' }, admin: 'Passthrough Admin' });
     try {
-      const boss = await signup(open.server.api, 'Passthrough Admin');
+      const boss = open.admin;
       const files = await open.server.api.get('/openai/files?limit=1', { token: boss.token });
       expect(files.status).toBe(200);
       expect(files.body.data).toEqual([{ id: 'file-1' }]);
@@ -312,7 +301,7 @@ describe('load', () => {
       Array.from({ length: 200 }, async (_, i) => {
         const response = await fetch(`${world.server.url}/openai/chat/completions`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json' },
           body: JSON.stringify(chat('gpt-fake', { stream: true, messages: [{ role: 'user', content: `number ${i}` }] })),
         });
         return { status: response.status, text: await response.text(), i };
@@ -332,9 +321,9 @@ describe('load', () => {
 
 describe('forwarded identity', () => {
   it('tells providers who is asking when ENABLE_FORWARD_USER_INFO_HEADERS is on', async () => {
-    const forwarding = await startModelWorld({ ENABLE_FORWARD_USER_INFO_HEADERS: 'true' });
+    const forwarding = await startWorld({ fakes: fakeProviders(), env: { ENABLE_FORWARD_USER_INFO_HEADERS: 'true' }, admin: 'Forward Admin' });
     try {
-      const boss = await signup(forwarding.server.api, 'Forward Admin');
+      const boss = forwarding.admin;
       const res = await forwarding.server.api.post('/openai/chat/completions', chat('gpt-fake', { metadata: { chat_id: 'chat-9' } }), { token: boss.token });
       expect(res.status, res.text).toBe(200);
       const headers = forwarding.openai.requests.filter((r) => r.path === '/chat/completions').at(-1)!.headers;

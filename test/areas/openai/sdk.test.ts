@@ -1,24 +1,14 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { type ModelWorld, startModelWorld } from '../models/setup.js';
+import { describe, expect, it } from 'vitest';
+import { fakeProviders } from '../../helpers/fake-upstreams.js';
+import type { Account } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 /** The official `openai` client, used as a user would, against Parley's three OpenAI-style mounts. */
-let world: ModelWorld;
-let admin: Account;
-let alice: Account;
+const world = useServer({ fakes: fakeProviders(), admin: 'SDK Admin', users: { alice: ['user', 'SDK Alice'] } });
 
-const client = (path: string, account: Account = admin) => new OpenAI({ apiKey: account.token, baseURL: `${world.server.url}${path}`, maxRetries: 0 });
+const client = (path: string, account: Account = world.admin) => new OpenAI({ apiKey: account.token, baseURL: `${world.server.url}${path}`, maxRetries: 0 });
 
-beforeAll(async () => {
-  world = await startModelWorld();
-  admin = await signup(world.server.api, 'SDK Admin');
-  alice = await addUser(world.server.api, admin, 'user', 'SDK Alice');
-});
-
-afterAll(async () => {
-  await world?.close();
-});
 
 describe('openai against /openai', () => {
   it('lists models and completes, whole and streamed', async () => {
@@ -42,7 +32,7 @@ describe('openai against /openai', () => {
     const openai = client('/openai');
     await expect(openai.chat.completions.create({ model: 'missing-model', messages: [] })).rejects.toMatchObject({ status: 404 });
     await expect(openai.chat.completions.create({ model: 'gpt-fake-error', messages: [] })).rejects.toMatchObject({ status: 500, message: expect.stringContaining('The provider broke') });
-    await expect(client('/openai', alice).chat.completions.create({ model: 'gpt-fake', messages: [] })).rejects.toMatchObject({ status: 403 });
+    await expect(client('/openai', world.alice).chat.completions.create({ model: 'gpt-fake', messages: [] })).rejects.toMatchObject({ status: 403 });
   });
 
   it('stops the provider\'s stream when the SDK aborts', async () => {
@@ -95,8 +85,8 @@ describe('openai against /api', () => {
         [1, [0.5, 1]],
       ]);
     }
-    expect((await client('/api', alice).models.list()).data).toEqual([]);
-    await expect(client('/api', alice).embeddings.create({ model: 'gpt-fake', input: 'x' })).rejects.toMatchObject({ status: 403 });
+    expect((await client('/api', world.alice).models.list()).data).toEqual([]);
+    await expect(client('/api', world.alice).embeddings.create({ model: 'gpt-fake', input: 'x' })).rejects.toMatchObject({ status: 403 });
     await expect(client('/api').embeddings.create({ model: 'nothing', input: 'x' })).rejects.toMatchObject({ status: 404 });
   });
 });
