@@ -4,6 +4,7 @@ import { type Env, readEnv } from './config/env.js';
 import { SettingsStore } from './config/settings.js';
 import { AccessService } from './core/access/service.js';
 import { createAuthGuard } from './core/auth/guard.js';
+import { RevokedTokens } from './core/auth/revocations.js';
 import { TokenService } from './core/auth/tokens.js';
 import { ChangeFeed } from './core/changes.js';
 import { type Clock, systemClock } from './core/clock.js';
@@ -118,6 +119,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtimeOptions = readRealtimeOptions(env.raw, env.corsAllowOrigin);
   const changes = new ChangeFeed({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const settings = new SettingsStore(database.db, env.raw, env.enablePersistentConfig, changes);
+  const revokedTokens = new RevokedTokens(database.db, clock, changes);
   const core: Core = {
     env,
     database,
@@ -126,7 +128,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     events: new EventBus({ version: env.version, instanceId: env.raw.INSTANCE_ID ?? randomUUID(), now: () => clock.now() }),
     clock,
     log: logger,
-    tokens: new TokenService(env.secretKey, clock),
+    tokens: new TokenService(env.secretKey, clock, revokedTokens),
+    revokedTokens,
     changes,
   };
 
@@ -158,6 +161,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
+  await revokedTokens.load();
   await changes.start();
   await events.start();
   await registry.start();

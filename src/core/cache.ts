@@ -32,10 +32,10 @@ export class InvalidatedCache<V> {
 }
 
 /**
- * Users and memberships: re-read at once on a change notice; the time limit only
- * bounds staleness should a notice between instances be lost.
+ * For caches dropped on change notices (users, memberships, chat lists): the
+ * time limit only bounds staleness should a notice between instances be lost.
  */
-export const IDENTITY_CACHE = { ttlMs: 2_000, maxEntries: 10_000 };
+export const NOTICED_CACHE = { ttlMs: 2_000, maxEntries: 10_000 };
 
 /** Freezes a cached value and everything in it, so no request can change what others share. */
 export function deepFreeze<T>(value: T): T {

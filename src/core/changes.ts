@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
  * this one) changes it: the persistent settings, users and group memberships,
  * revoked sessions.
  */
-export type ChangeTopic = 'settings' | 'identity' | 'revocations';
+export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations';
 
 interface Logger {
   warn(details: object, message: string): void;
@@ -21,6 +21,7 @@ export class ChangeFeed {
   private readonly listeners = new Map<ChangeTopic, Array<() => void>>();
   private readonly instanceId = randomUUID();
   private redis: { publisher: Redis; subscriber: Redis } | null = null;
+  private readonly unsent = new Set<ChangeTopic>();
 
   constructor(
     private readonly options: { redisUrl: string | null; keyPrefix: string },
@@ -37,9 +38,14 @@ export class ChangeFeed {
 
   announce(topic: ChangeTopic): void {
     this.notify(topic);
-    this.redis?.publisher
-      .publish(this.channel, JSON.stringify({ from: this.instanceId, topic }))
-      .catch((err: Error) => this.log.warn({ err: err.message, topic }, 'could not tell other instances of a change'));
+    if (!this.redis || this.unsent.has(topic)) return;
+    this.unsent.add(topic);
+    setImmediate(() => {
+      this.unsent.delete(topic);
+      this.redis?.publisher
+        .publish(this.channel, JSON.stringify({ from: this.instanceId, topic }))
+        .catch((err: Error) => this.log.warn({ err: err.message, topic }, 'could not tell other instances of a change'));
+    });
   }
 
   private notify(topic: ChangeTopic): void {

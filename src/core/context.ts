@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Env } from '../config/env.js';
 import type { SettingsStore } from '../config/settings.js';
 import type { AuthGuard } from './auth/guard.js';
+import type { RevokedTokens } from './auth/revocations.js';
 import type { TokenService } from './auth/tokens.js';
 import type { ChangeFeed } from './changes.js';
 import type { Clock } from './clock.js';
@@ -18,6 +19,8 @@ export interface Core {
   clock: Clock;
   log: FastifyBaseLogger;
   tokens: TokenService;
+  /** Sessions ended by sign-out (TokenService refuses their tokens). */
+  revokedTokens: RevokedTokens;
   /** Change notices between the in-memory caches of this and other instances. */
   changes: ChangeFeed;
 }

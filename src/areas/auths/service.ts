@@ -433,6 +433,8 @@ export class AuthsService {
   async signout(credential: string | null, oauthSessionId: string | null): Promise<SignoutResponse> {
     if (credential) {
       const claims = await this.core.tokens.verify(credential);
+      // The reference revokes only with Redis; here a signed-out token is refused everywhere, always.
+      if (claims?.jti) await this.core.revokedTokens.revoke(claims.jti, claims.exp ?? null);
       const actor = claims ? await this.users.byId(claims.id) : null;
       await this.core.events.publish({
         event: 'auth.logout',

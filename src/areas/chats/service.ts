@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RESOURCE_TYPES, type AccessGrant, type GrantPermission } from '../../core/access/grants.js';
 import type { AccessService } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
+import { InvalidatedCache, NOTICED_CACHE, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import type { Db } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound, unauthorized } from '../../core/http/errors.js';
@@ -172,6 +173,8 @@ export class ChatsService implements FolderChats {
   private readonly options: ChatOptions;
   private readonly summarizer: ChatSummarizer;
   private activity: ActivityProbe | null = null;
+  /** The sidebar's pages, read on every page load and after every answer; dropped on any write they depend on. */
+  private readonly sidebarPages = new InvalidatedCache<ChatSummary[]>(NOTICED_CACHE);
   private readonly relays: RealtimeRelay[] = [];
 
   constructor(
@@ -184,6 +187,9 @@ export class ChatsService implements FolderChats {
   ) {
     this.options = readChatOptions(core.env.raw);
     this.summarizer = new ChatSummarizer(core.settings, models, completions);
+    // Any write to chats (their messages decide the unread order), or to the folders and users lists depend on.
+    core.database.onWrite(['chat', 'chat_message', 'folder', 'user'], () => core.changes.announce('chats'));
+    core.changes.on('chats', () => this.sidebarPages.invalidate());
   }
 
   private store(db: Db = this.core.db): ChatStore {
@@ -773,12 +779,12 @@ export class ChatsService implements FolderChats {
   // ---- reading ---------------------------------------------------------------
 
   /** Sets `active` on list rows: work under way (the task registry) and an answer still being written. */
-  private async withActivity<T extends ChatSummary>(rows: T[]): Promise<T[]> {
-    if (!this.activity || rows.length === 0) return rows;
+  private async withActivity<T extends ChatSummary>(rows: readonly T[]): Promise<T[]> {
+    if (!this.activity || rows.length === 0) return [...rows];
     const busy = await this.activity(rows.map((r) => r.id));
+    if (busy.size === 0) return [...rows];
     const active = await this.store().withUnfinishedAnswer([...busy]);
-    for (const row of rows) row.active = active.has(row.id);
-    return rows;
+    return rows.map((row) => (active.has(row.id) ? { ...row, active: true } : row));
   }
 
   /** `GET /chats/` and `/chats/list`: the sidebar, 60 per page (all without a page); pinned and filed chats only when asked. */
@@ -787,7 +793,10 @@ export class ChatsService implements FolderChats {
     if (!query.include_pinned) filter.pinned = false;
     if (!query.include_folders) filter.folder = 'none';
     const page = query.page ? { limit: PAGE_SIZE, offset: (query.page - 1) * PAGE_SIZE } : {};
-    return this.withActivity(await this.store().summaries(filter, sidebarOrder(query.sort_by, query.sort_dir), page));
+    const order = sidebarOrder(query.sort_by, query.sort_dir);
+    const key = `${user.id} ${filter.pinned ?? ''} ${filter.folder ?? ''} ${order.by} ${order.direction} ${query.page ?? ''}`;
+    const rows = await this.sidebarPages.get(key, async () => deepFreeze(await this.store().summaries(filter, order, page)));
+    return this.withActivity(rows);
   }
 
   /** `GET /chats/{id}`: the chat with its context usage. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
-import { IDENTITY_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
+import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db } from '../../core/db/database.js';
 import { notFound } from '../../core/http/errors.js';
@@ -59,7 +59,7 @@ function defaultShareOf(raw: Record<string, string | undefined>): boolean | 'mem
 /** User groups: records, memberships and the share rule of the group picker. */
 export class GroupsService {
   /** Each user's groups, read on every request (permissions, access checks); dropped on any membership change. */
-  private readonly memberships = new InvalidatedCache<GroupRecord[]>(IDENTITY_CACHE);
+  private readonly memberships = new InvalidatedCache<GroupRecord[]>(NOTICED_CACHE);
 
   constructor(
     readonly core: Core,

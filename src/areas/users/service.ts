@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AccessService } from '../../core/access/service.js';
 import type { UserRecord } from '../../core/auth/user.js';
-import { IDENTITY_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
+import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, forbidden } from '../../core/http/errors.js';
@@ -79,7 +79,7 @@ export class UsersService {
   private readonly imagePolicy: ProfileImagePolicy;
   private collaborators: UserCollaborators | null = null;
 
-  private readonly sessions = new InvalidatedCache<UserRecord | null>(IDENTITY_CACHE);
+  private readonly sessions = new InvalidatedCache<UserRecord | null>(NOTICED_CACHE);
 
   constructor(private readonly core: Core) {
     this.imagePolicy = profileImagePolicy(core.env.raw);

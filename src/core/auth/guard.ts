@@ -56,12 +56,12 @@ export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, opti
       lookups.touch(user);
       return user;
     }
-    const claims = await tokens.verify(credential);
-    if (!claims) {
+    const checked = await tokens.check(credential);
+    if ('refused' in checked) {
       if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
-      throw new HttpError(401, ERROR.UNAUTHORIZED);
+      throw new HttpError(401, checked.refused === 'revoked' ? 'Invalid token' : ERROR.UNAUTHORIZED);
     }
-    const user = await lookups.userById(claims.id);
+    const user = await lookups.userById(checked.claims.id);
     if (!user) {
       if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
       throw new HttpError(401, ERROR.INVALID_TOKEN);

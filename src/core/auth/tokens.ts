@@ -18,10 +18,10 @@ export interface TokenClaims {
   exp?: number;
 }
 
-/** Session tokens: HS256 JWTs carrying the user id, as the reference issues them. */
 /** Verified tokens kept so a session's every request does not re-check its signature. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
+/** Session tokens: HS256 JWTs carrying the user id, as the reference issues them. */
 export class TokenService {
   private readonly key: Uint8Array;
   private readonly verified = new Map<string, TokenClaims>();
@@ -29,6 +29,7 @@ export class TokenService {
   constructor(
     secret: string,
     private readonly clock: Clock,
+    private readonly revoked: { has(jti: string): boolean },
   ) {
     this.key = new TextEncoder().encode(secret);
   }
@@ -41,8 +42,21 @@ export class TokenService {
     return { token: await jwt.sign(this.key), expiresAt };
   }
 
-  /** The claims of a valid token, or null for anything else (bad signature, expired, malformed). */
+  /** The claims of a valid token, or null for anything else (bad signature, expired, revoked, malformed). */
   async verify(token: string): Promise<TokenClaims | null> {
+    const checked = await this.check(token);
+    return 'claims' in checked ? checked.claims : null;
+  }
+
+  /** Like `verify`, telling a signed-out session apart (the reference's answer differs for it). */
+  async check(token: string): Promise<{ claims: TokenClaims } | { refused: 'invalid' | 'revoked' }> {
+    const claims = await this.checkSignatureAndExpiry(token);
+    if (!claims) return { refused: 'invalid' };
+    if (claims.jti !== undefined && this.revoked.has(claims.jti)) return { refused: 'revoked' };
+    return { claims };
+  }
+
+  private async checkSignatureAndExpiry(token: string): Promise<TokenClaims | null> {
     const known = this.verified.get(token);
     if (known) {
       // The signature was checked once; expiry is checked on every use.

@@ -88,6 +88,11 @@ export interface ConfigTable {
   updated_at: number | null;
 }
 
+export interface RevokedTokenTable {
+  jti: string;
+  expires_at: number;
+}
+
 export interface OAuthSessionTable {
   id: string;
   user_id: string;
@@ -259,6 +264,7 @@ export interface Database {
   access_grant: AccessGrantTable;
   config: ConfigTable;
   oauth_session: OAuthSessionTable;
+  revoked_token: RevokedTokenTable;
   event_webhook: EventWebhookTable;
   event_outbox: EventOutboxTable;
   event_delivery: EventDeliveryTable;

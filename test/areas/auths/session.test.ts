@@ -95,8 +95,11 @@ describe('sign-up, sign-in, session and sign-out', () => {
     expect(res.body.role).toBe('pending');
   });
 
-  it('signs out with the cookie alone and clears the cookies', async () => {
-    const res = await server.api.post('/api/v1/auths/signout', undefined, { cookie: `token=${admin.token}` });
+  it('signs out with the cookie alone, clears the cookies and ends that session only', async () => {
+    const session = await server.api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password });
+    const token = session.body.token as string;
+    expect((await server.api.get('/api/v1/auths/', { token })).status).toBe(200);
+    const res = await server.api.post('/api/v1/auths/signout', undefined, { cookie: `token=${token}` });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: true });
     const cleared = res.headers.getSetCookie();
@@ -105,6 +108,22 @@ describe('sign-up, sign-in, session and sign-out', () => {
       expect(cookie, name).toBeDefined();
       expect(cookie).toMatch(/Expires=Thu, 01 Jan 1970|Max-Age=0/);
     }
+    // The reference refuses a signed-out token only with Redis; Parley always does, by bearer and by cookie.
+    const after = await server.api.get('/api/v1/auths/', { token });
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual({ detail: 'Invalid token' });
+    expect((await server.api.get('/api/v1/auths/', { cookie: `token=${token}` })).status).toBe(401);
+    expect((await server.api.get('/api/v1/auths/', { token: admin.token })).status).toBe(200);
+  });
+
+  it('still refuses a signed-out token after a restart', async () => {
+    const session = await server.api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password });
+    const token = session.body.token as string;
+    await server.api.post('/api/v1/auths/signout', undefined, { token });
+    await server.close();
+    server = await startServer({ reuse: { dataDir: server.dataDir, databaseUrl: server.databaseUrl } });
+    expect((await server.api.get('/api/v1/auths/', { token })).status).toBe(401);
+    expect((await server.api.get('/api/v1/auths/', { token: admin.token })).status).toBe(200);
   });
 
   it('signs out without any credential too', async () => {

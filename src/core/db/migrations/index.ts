@@ -5,6 +5,7 @@ import * as models from './0003_models.js';
 import * as chats from './0004_chats.js';
 import * as tools from './0005_tools.js';
 import * as files from './0006_files.js';
+import * as revokedTokens from './0007_revoked_tokens.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_chats': chats,
   '0005_tools': tools,
   '0006_files': files,
+  '0007_revoked_tokens': revokedTokens,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,57 @@
+import type { ChangeFeed } from '../changes.js';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
+
+/** The expiry kept for a token that has none: the year 9999. */
+const NEVER = 253_402_300_799;
+
+/**
+ * Session tokens ended by sign-out before they expire. The reference can only
+ * do this with Redis, and then asks Redis on every request; here the list is
+ * stored, held in memory by every instance (a lookup per request costs
+ * nothing), and re-read on a change notice.
+ */
+export class RevokedTokens {
+  private revoked = new Set<string>();
+  /** Counts revocations made here, so a reload that raced one reads again. */
+  private revocations = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly changes: ChangeFeed,
+  ) {
+    changes.on('revocations', () => {
+      this.load().catch(() => undefined);
+    });
+  }
+
+  has(jti: string): boolean {
+    return this.revoked.has(jti);
+  }
+
+  /** Reads the tokens that are revoked and not yet expired (the others are rejected anyway). */
+  async load(): Promise<void> {
+    for (;;) {
+      const revocations = this.revocations;
+      const rows = await this.db.selectFrom('revoked_token').select('jti').where('expires_at', '>', this.clock.now()).execute();
+      if (revocations !== this.revocations) continue;
+      this.revoked = new Set(rows.map((row) => row.jti));
+      return;
+    }
+  }
+
+  /**
+   * Ends a session: its token is refused from now on, here and, once told, on
+   * every instance. A token without expiry stays revoked for good.
+   */
+  async revoke(jti: string, expiresAt: number | null): Promise<void> {
+    const now = this.clock.now();
+    if (expiresAt !== null && expiresAt <= now) return;
+    await this.db.insertInto('revoked_token').values({ jti, expires_at: expiresAt ?? NEVER }).onConflict((oc) => oc.column('jti').doNothing()).execute();
+    await this.db.deleteFrom('revoked_token').where('expires_at', '<=', now).execute();
+    this.revocations += 1;
+    this.revoked.add(jti);
+    this.changes.announce('revocations');
+  }
+}
