@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../helpers/redis.js';
 import { startFakeModel, type FakeModel } from '../../helpers/fake-model.js';
 import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
 import { type Account, addUser, signup } from '../../helpers/users.js';
@@ -13,39 +11,8 @@ import { type Browser, openBrowser, outputText, webRequest } from '../../areas/c
  * and any instance lists and stops any instance's tasks. The test runs its own
  * redis-server on a free port.
  */
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await client.connect();
-      await client.ping();
-      client.disconnect();
-      return { url, process: child };
-    } catch {
-      if (attempt > 100) throw new Error('redis-server did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
-describe.runIf(hasRedis)('instances sharing Redis', () => {
-  let redis: { url: string; process: ChildProcess };
+describe('instances sharing Redis', () => {
+  let redis: TestRedis;
   let model: FakeModel;
   let first: TestServer;
   let second: TestServer;
@@ -69,7 +36,7 @@ describe.runIf(hasRedis)('instances sharing Redis', () => {
     await second?.close();
     if (first) await destroyServer(first);
     await model?.close();
-    redis?.process.kill();
+    redis?.stop();
   });
 
   it("delivers one instance's events to a socket on the other", async () => {
@@ -121,8 +88,4 @@ describe.runIf(hasRedis)('instances sharing Redis', () => {
       model.script = () => ({ text: 'done' });
     }
   });
-});
-
-it.skipIf(hasRedis)('needs redis-server for the multi-instance tests (apt-get install -y redis-server)', () => {
-  throw new Error('redis-server is not installed: apt-get install -y redis-server');
 });
