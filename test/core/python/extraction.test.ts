@@ -81,9 +81,10 @@ describe('extraction (tools.md §3.1, §4)', () => {
     same(specs, JSON.stringify(expected('boilerplate_skeleton').specs));
   });
 
-  // The real boilerplate lives in the frontend source; run it when a copy is at hand.
+  // The real boilerplate lives in the reference's frontend source, which is not part of this repository:
+  // this check exists only where a snapshot of it is at hand (the skeleton test above always runs).
   const mirror = '/work/.mirror/yshishenya+open-webui/repo';
-  it.runIf(existsSync(mirror))('the real boilerplate gives the same specs as our skeleton of it', async () => {
+  if (existsSync(mirror)) it('the real boilerplate gives the same specs as our skeleton of it', async () => {
     const svelte = execFileSync('git', ['--git-dir', mirror, 'show', 'v0.10.2:src/lib/components/workspace/Tools/ToolkitEditor.svelte'], {
       encoding: 'utf8',
     });
