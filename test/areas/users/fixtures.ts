@@ -1,5 +1,4 @@
 import { expect } from 'vitest';
-import type { EventPayload } from '../../../src/core/events/publish.js';
 import type { TestServer } from '../../helpers/server.js';
 
 /** The fields every user response may carry; `variables` is never one of them. */
@@ -29,15 +28,6 @@ export const USER_MODEL_KEYS = [
 ].sort();
 
 export const USER_INFO_KEYS = ['id', 'name', 'email', 'role', 'bio', 'groups', 'is_active', 'status_emoji', 'status_message', 'status_expires_at'].sort();
-
-/** Records every event the server publishes from now on. */
-export function recordEvents(server: TestServer): EventPayload[] {
-  const events: EventPayload[] = [];
-  server.parley.core.events.subscribe((event) => {
-    events.push(event);
-  });
-  return events;
-}
 
 /** Asserts that no key named `variables` appears anywhere in a response body. */
 export function expectNoVariables(body: unknown): void {

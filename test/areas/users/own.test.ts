@@ -1,164 +1,145 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EventPayload } from '../../../src/core/events/publish.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { addUser, signup, type Account } from '../../helpers/users.js';
-import { expectNoVariables, recordEvents, USER_MODEL_KEYS } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { as } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { expectNoVariables, USER_MODEL_KEYS } from './fixtures.js';
 
 const ACTION_PROHIBITED = 'The requested action has been restricted as a security measure.';
 const ACCESS_PROHIBITED = 'You do not have permission to access this resource. Please contact your administrator for assistance.';
 
 describe("the signed-in user's own settings, status, info, variables, usage and permissions", () => {
-  let server: TestServer;
-  let events: EventPayload[];
-  let admin: Account;
-  let member: Account;
-  let pending: Account;
-
-  beforeAll(async () => {
-    server = await startServer();
-    events = recordEvents(server);
-    admin = await signup(server.api, 'Owner Olga');
-    member = await addUser(server.api, admin, 'user', 'Member Mia');
-    pending = await addUser(server.api, admin, 'pending', 'Pending Paz');
-  });
-  afterAll(async () => destroyServer(server));
-  beforeEach(() => {
-    events.length = 0;
-  });
-
-  const as = (account: Account | null) => ({ token: account?.token ?? null });
+  const world = useServer({ admin: 'Owner Olga', users: { member: ['user', 'Member Mia'], pending: ['pending', 'Pending Paz'] }, freshEvents: true });
 
   describe('settings', () => {
     it('answers null before anything is saved', async () => {
-      const res = await server.api.get('/api/v1/users/user/settings', as(member));
+      const res = await world.server.api.get('/api/v1/users/user/settings', as(world.member));
       expect(res.status).toBe(200);
       expect(res.body).toBeNull();
     });
 
     it('saves {ui:{...}} and other top-level keys, merging at the top level', async () => {
-      const first = await server.api.post('/api/v1/users/user/settings/update', { ui: { models: ['m1'], version: '0.11.0' }, extra: 1 }, as(member));
+      const first = await world.server.api.post('/api/v1/users/user/settings/update', { ui: { models: ['m1'], version: '0.11.0' }, extra: 1 }, as(world.member));
       expect(first.status, first.text).toBe(200);
       expect(first.body).toEqual({ ui: { models: ['m1'], version: '0.11.0' }, extra: 1 });
-      expect(events.map((e) => e.event)).toEqual(['user.settings_updated']);
-      expect(events[0]).toMatchObject({ actor: { id: member.id }, subject: { type: 'user', id: member.id } });
+      expect(world.events.map((e) => e.event)).toEqual(['user.settings_updated']);
+      expect(world.events[0]).toMatchObject({ actor: { id: world.member.id }, subject: { type: 'user', id: world.member.id } });
 
-      const second = await server.api.post('/api/v1/users/user/settings/update', { ui: { pinnedModels: ['m2'] } }, as(member));
+      const second = await world.server.api.post('/api/v1/users/user/settings/update', { ui: { pinnedModels: ['m2'] } }, as(world.member));
       expect(second.body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
-      expect((await server.api.get('/api/v1/users/user/settings', as(member))).body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
+      expect((await world.server.api.get('/api/v1/users/user/settings', as(world.member))).body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
     });
 
     it('stores ui {} when the form leaves ui out', async () => {
-      const res = await server.api.post('/api/v1/users/user/settings/update', {}, as(member));
+      const res = await world.server.api.post('/api/v1/users/user/settings/update', {}, as(world.member));
       expect(res.body).toEqual({ ui: {}, extra: 1 });
     });
 
     it('drops tool servers and webhook notifications for users without those features; admins keep them', async () => {
       const body = { ui: { toolServers: [{ url: 'http://t' }], notifications: { webhook_url: 'http://hook', sound: true } }, notifications: { x: 1 } };
-      const user = await server.api.post('/api/v1/users/user/settings/update', body, as(member));
+      const user = await world.server.api.post('/api/v1/users/user/settings/update', body, as(world.member));
       expect(user.body).toEqual({ ui: { notifications: { sound: true } }, extra: 1 });
-      const own = await server.api.post('/api/v1/users/user/settings/update', body, as(admin));
+      const own = await world.server.api.post('/api/v1/users/user/settings/update', body, as(world.admin));
       expect(own.body).toEqual(body);
     });
 
     it('refuses users whose permissions exclude settings.interface with 403, and 422 for a non-object ui', async () => {
-      const defaults = (await server.api.get('/api/v1/users/default/permissions', as(admin))).body;
+      const defaults = (await world.server.api.get('/api/v1/users/default/permissions', as(world.admin))).body;
       const off = { ...defaults, settings: { interface: false } };
-      expect((await server.api.post('/api/v1/users/default/permissions', off, as(admin))).status).toBe(200);
-      const refused = await server.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(member));
+      expect((await world.server.api.post('/api/v1/users/default/permissions', off, as(world.admin))).status).toBe(200);
+      const refused = await world.server.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(world.member));
       expect(refused.status).toBe(403);
       expect(refused.body.detail).toBe(ACCESS_PROHIBITED);
-      expect((await server.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(admin))).status).toBe(200);
-      expect((await server.api.post('/api/v1/users/default/permissions', defaults, as(admin))).status).toBe(200);
+      expect((await world.server.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(world.admin))).status).toBe(200);
+      expect((await world.server.api.post('/api/v1/users/default/permissions', defaults, as(world.admin))).status).toBe(200);
 
-      const bad = await server.api.post('/api/v1/users/user/settings/update', { ui: 'dark' }, as(member));
+      const bad = await world.server.api.post('/api/v1/users/user/settings/update', { ui: 'dark' }, as(world.member));
       expect(bad.status).toBe(422);
       expect(bad.body.detail[0]).toMatchObject({ type: 'dict_type', loc: ['body', 'ui'] });
     });
 
     it('answers 401 to pending users', async () => {
-      expect((await server.api.get('/api/v1/users/user/settings', as(pending))).status).toBe(401);
-      expect((await server.api.post('/api/v1/users/user/settings/update', { ui: {} }, as(pending))).status).toBe(401);
+      expect((await world.server.api.get('/api/v1/users/user/settings', as(world.pending))).status).toBe(401);
+      expect((await world.server.api.post('/api/v1/users/user/settings/update', { ui: {} }, as(world.pending))).status).toBe(401);
     });
   });
 
   describe('status', () => {
     it('answers the record and updates the fields given', async () => {
-      const get = await server.api.get('/api/v1/users/user/status', as(member));
+      const get = await world.server.api.get('/api/v1/users/user/status', as(world.member));
       expect(get.status, get.text).toBe(200);
       expect(Object.keys(get.body).sort()).toEqual(USER_MODEL_KEYS);
-      expect(get.body).toMatchObject({ id: member.id, status_emoji: null, status_message: null });
+      expect(get.body).toMatchObject({ id: world.member.id, status_emoji: null, status_message: null });
 
-      const set = await server.api.post('/api/v1/users/user/status/update', { status_emoji: '🌴', status_message: 'Away', status_expires_at: 2000000000 }, as(member));
+      const set = await world.server.api.post('/api/v1/users/user/status/update', { status_emoji: '🌴', status_message: 'Away', status_expires_at: 2000000000 }, as(world.member));
       expect(set.status, set.text).toBe(200);
       expect(set.body).toMatchObject({ status_emoji: '🌴', status_message: 'Away', status_expires_at: 2000000000 });
-      expect(events.map((e) => e.event)).toEqual(['user.status_updated']);
+      expect(world.events.map((e) => e.event)).toEqual(['user.status_updated']);
 
-      const partial = await server.api.post('/api/v1/users/user/status/update', { status_message: 'Back soon', status_emoji: null }, as(member));
+      const partial = await world.server.api.post('/api/v1/users/user/status/update', { status_message: 'Back soon', status_emoji: null }, as(world.member));
       expect(partial.body).toMatchObject({ status_emoji: '🌴', status_message: 'Back soon', status_expires_at: 2000000000 });
-      const card = await server.api.get(`/api/v1/users/${member.id}/info`, as(admin));
+      const card = await world.server.api.get(`/api/v1/users/${world.member.id}/info`, as(world.admin));
       expect(card.body).toMatchObject({ status_emoji: '🌴', status_message: 'Back soon' });
     });
 
     it('validates the form with 422', async () => {
-      const res = await server.api.post('/api/v1/users/user/status/update', { status_expires_at: 'soon' }, as(member));
+      const res = await world.server.api.post('/api/v1/users/user/status/update', { status_expires_at: 'soon' }, as(world.member));
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ type: 'int_type', loc: ['body', 'status_expires_at'] });
     });
 
     it('answers 403 while user status is turned off', async () => {
-      const now = server.parley.core.clock.now();
-      await server.parley.core.settings.set({ 'users.enable_status': false }, now);
+      const now = world.server.parley.core.clock.now();
+      await world.server.parley.core.settings.set({ 'users.enable_status': false }, now);
       try {
         for (const res of [
-          await server.api.get('/api/v1/users/user/status', as(member)),
-          await server.api.post('/api/v1/users/user/status/update', { status_message: 'x' }, as(member)),
+          await world.server.api.get('/api/v1/users/user/status', as(world.member)),
+          await world.server.api.post('/api/v1/users/user/status/update', { status_message: 'x' }, as(world.member)),
         ]) {
           expect(res.status).toBe(403);
           expect(res.body.detail).toBe(ACTION_PROHIBITED);
         }
-        expect((await server.parley.services.users.byId(member.id))!.status_message).toBe('Back soon');
+        expect((await world.server.parley.services.users.byId(world.member.id))!.status_message).toBe('Back soon');
       } finally {
-        await server.parley.core.settings.set({ 'users.enable_status': true }, now);
+        await world.server.parley.core.settings.set({ 'users.enable_status': true }, now);
       }
     });
   });
 
   describe('info', () => {
     it('answers null, then merges what is posted into it', async () => {
-      expect((await server.api.get('/api/v1/users/user/info', as(member))).body).toBeNull();
-      const first = await server.api.post('/api/v1/users/user/info/update', { location: 'Lisbon', team: 'A' }, as(member));
+      expect((await world.server.api.get('/api/v1/users/user/info', as(world.member))).body).toBeNull();
+      const first = await world.server.api.post('/api/v1/users/user/info/update', { location: 'Lisbon', team: 'A' }, as(world.member));
       expect(first.status, first.text).toBe(200);
       expect(first.body).toEqual({ location: 'Lisbon', team: 'A' });
-      const second = await server.api.post('/api/v1/users/user/info/update', { team: 'B' }, as(member));
+      const second = await world.server.api.post('/api/v1/users/user/info/update', { team: 'B' }, as(world.member));
       expect(second.body).toEqual({ location: 'Lisbon', team: 'B' });
-      expect((await server.api.get('/api/v1/users/user/info', as(member))).body).toEqual({ location: 'Lisbon', team: 'B' });
-      expect(events).toEqual([]);
+      expect((await world.server.api.get('/api/v1/users/user/info', as(world.member))).body).toEqual({ location: 'Lisbon', team: 'B' });
+      expect(world.events).toEqual([]);
     });
 
     it('refuses a body that is not an object with 422', async () => {
-      const res = await server.api.post('/api/v1/users/user/info/update', ['x'], as(member));
+      const res = await world.server.api.post('/api/v1/users/user/info/update', ['x'], as(world.member));
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ type: 'dict_type', loc: ['body'] });
-      expect((await server.api.post('/api/v1/users/user/info/update', undefined, as(member))).status).toBe(422);
-      expect((await server.api.get('/api/v1/users/user/info', as(pending))).status).toBe(401);
+      expect((await world.server.api.post('/api/v1/users/user/info/update', undefined, as(world.member))).status).toBe(422);
+      expect((await world.server.api.get('/api/v1/users/user/info', as(world.pending))).status).toBe(401);
     });
   });
 
   describe('variables', () => {
     it('answers {} at first, then the saved strings (CRLF made LF)', async () => {
-      expect((await server.api.get('/api/v1/users/user/variables', as(member))).body).toEqual({ variables: {} });
-      const res = await server.api.post('/api/v1/users/user/variables/update', { variables: { city: 'Porto', signature: 'a\r\nb' } }, as(member));
+      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: {} });
+      const res = await world.server.api.post('/api/v1/users/user/variables/update', { variables: { city: 'Porto', signature: 'a\r\nb' } }, as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(res.body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
-      expect((await server.api.get('/api/v1/users/user/variables', as(member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
+      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
     });
 
     it('replaces the whole set; an empty form clears it', async () => {
-      await server.api.post('/api/v1/users/user/variables/update', { variables: { only: 'one' } }, as(admin));
-      expect((await server.api.get('/api/v1/users/user/variables', as(admin))).body).toEqual({ variables: { only: 'one' } });
-      const cleared = await server.api.post('/api/v1/users/user/variables/update', {}, as(admin));
+      await world.server.api.post('/api/v1/users/user/variables/update', { variables: { only: 'one' } }, as(world.admin));
+      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.admin))).body).toEqual({ variables: { only: 'one' } });
+      const cleared = await world.server.api.post('/api/v1/users/user/variables/update', {}, as(world.admin));
       expect(cleared.body).toEqual({ variables: {} });
-      expect((await server.api.get('/api/v1/users/user/variables', as(admin))).body).toEqual({ variables: {} });
+      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.admin))).body).toEqual({ variables: {} });
     });
 
     it('refuses bad keys, non-string values, long values and large sets with 400, keeping what was stored', async () => {
@@ -170,26 +151,26 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
         [Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`v${i}`, 'x'.repeat(19_000)])), 'User variables are too large.'],
       ];
       for (const [variables, detail] of cases) {
-        const res = await server.api.post('/api/v1/users/user/variables/update', { variables }, as(member));
+        const res = await world.server.api.post('/api/v1/users/user/variables/update', { variables }, as(world.member));
         expect(res.status, detail).toBe(400);
         expect(res.body.detail).toBe(detail);
       }
-      expect((await server.api.get('/api/v1/users/user/variables', as(member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
-      const notObject = await server.api.post('/api/v1/users/user/variables/update', { variables: ['x'] }, as(member));
+      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
+      const notObject = await world.server.api.post('/api/v1/users/user/variables/update', { variables: ['x'] }, as(world.member));
       expect(notObject.status).toBe(422);
     });
 
     it('never appear in any other user response', async () => {
       const responses = [
-        await server.api.get('/api/v1/users/', as(admin)),
-        await server.api.get('/api/v1/users/all', as(admin)),
-        await server.api.get('/api/v1/users/search', as(member)),
-        await server.api.get(`/api/v1/users/${member.id}`, as(admin)),
-        await server.api.get(`/api/v1/users/${member.id}/info`, as(admin)),
-        await server.api.get('/api/v1/users/user/status', as(member)),
-        await server.api.post('/api/v1/users/user/status/update', {}, as(member)),
-        await server.api.post(`/api/v1/users/${member.id}/update`, { name: 'Member Mia' }, as(admin)),
-        await server.api.get('/api/v1/auths/', as(member)),
+        await world.server.api.get('/api/v1/users/', as(world.admin)),
+        await world.server.api.get('/api/v1/users/all', as(world.admin)),
+        await world.server.api.get('/api/v1/users/search', as(world.member)),
+        await world.server.api.get(`/api/v1/users/${world.member.id}`, as(world.admin)),
+        await world.server.api.get(`/api/v1/users/${world.member.id}/info`, as(world.admin)),
+        await world.server.api.get('/api/v1/users/user/status', as(world.member)),
+        await world.server.api.post('/api/v1/users/user/status/update', {}, as(world.member)),
+        await world.server.api.post(`/api/v1/users/${world.member.id}/update`, { name: 'Member Mia' }, as(world.admin)),
+        await world.server.api.get('/api/v1/auths/', as(world.member)),
       ];
       for (const res of responses) {
         expect(res.status, res.text).toBe(200);
@@ -199,8 +180,8 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
     });
 
     it('answers 401 to pending users', async () => {
-      expect((await server.api.get('/api/v1/users/user/variables', as(pending))).status).toBe(401);
-      expect((await server.api.post('/api/v1/users/user/variables/update', { variables: {} }, as(pending))).status).toBe(401);
+      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.pending))).status).toBe(401);
+      expect((await world.server.api.post('/api/v1/users/user/variables/update', { variables: {} }, as(world.pending))).status).toBe(401);
     });
   });
 
@@ -208,12 +189,12 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
     const dayOf = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
 
     it('answers the whole report shape for the account lifetime by default', async () => {
-      const res = await server.api.get('/api/v1/users/usage', as(member));
+      const res = await world.server.api.get('/api/v1/users/usage', as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(
         ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period'].sort(),
       );
-      const created = (await server.parley.services.users.byId(member.id))!.created_at;
+      const created = (await world.server.parley.services.users.byId(world.member.id))!.created_at;
       expect(res.body.period.start_date).toBe(created);
       expect(res.body.period.days).toBe(1);
       expect(res.body.heatmap.map((d: { date: string }) => d.date)).toContain(dayOf(created));
@@ -245,7 +226,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
 
     it('covers `days` calendar days, summed by weeks starting on Monday and cumulated', async () => {
       const end = Date.UTC(2025, 5, 18, 12) / 1000; // a Wednesday
-      const res = await server.api.get(`/api/v1/users/usage?days=14&end_date=${end}`, as(member));
+      const res = await world.server.api.get(`/api/v1/users/usage?days=14&end_date=${end}`, as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(res.body.period).toEqual({ start_date: end - 13 * 86400, end_date: end, days: 14 });
       expect(res.body.heatmap).toHaveLength(14);
@@ -257,74 +238,74 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
 
     it("dates days in the user's time zone", async () => {
       const lateEvening = Date.UTC(2025, 2, 10, 23, 0) / 1000;
-      await server.parley.services.users.update(member.id, { timezone: 'Asia/Tokyo' });
+      await world.server.parley.services.users.update(world.member.id, { timezone: 'Asia/Tokyo' });
       try {
-        const res = await server.api.get(`/api/v1/users/usage?start_date=${lateEvening}&end_date=${lateEvening}`, as(member));
+        const res = await world.server.api.get(`/api/v1/users/usage?start_date=${lateEvening}&end_date=${lateEvening}`, as(world.member));
         expect(res.body.heatmap.map((d: { date: string }) => d.date)).toEqual(['2025-03-11']);
         expect(res.body.period.days).toBe(1);
       } finally {
-        await server.parley.services.users.update(member.id, { timezone: null });
+        await world.server.parley.services.users.update(world.member.id, { timezone: null });
       }
     });
 
     it('validates the period: days within 7..732 (422), start before end (400)', async () => {
       for (const days of [6, 733]) {
-        const res = await server.api.get(`/api/v1/users/usage?days=${days}`, as(member));
+        const res = await world.server.api.get(`/api/v1/users/usage?days=${days}`, as(world.member));
         expect(res.status).toBe(422);
         expect(res.body.detail[0].loc).toEqual(['query', 'days']);
       }
-      const reversed = await server.api.get('/api/v1/users/usage?start_date=1700000000&end_date=1600000000', as(member));
+      const reversed = await world.server.api.get('/api/v1/users/usage?start_date=1700000000&end_date=1600000000', as(world.member));
       expect(reversed.status).toBe(400);
       expect(reversed.body.detail).toBe('start_date must be before end_date');
-      expect((await server.api.get('/api/v1/users/usage', as(pending))).status).toBe(401);
+      expect((await world.server.api.get('/api/v1/users/usage', as(world.pending))).status).toBe(401);
     });
   });
 
   describe('permissions', () => {
     it("answers the caller's merged permissions", async () => {
-      const res = await server.api.get('/api/v1/users/permissions', as(member));
+      const res = await world.server.api.get('/api/v1/users/permissions', as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['access_grants', 'chat', 'features', 'settings', 'sharing', 'workspace']);
       expect(res.body.chat.import).toBe(true);
       expect(res.body.features.api_keys).toBe(false);
-      expect((await server.api.get('/api/v1/users/permissions', as(pending))).status).toBe(401);
+      expect((await world.server.api.get('/api/v1/users/permissions', as(world.pending))).status).toBe(401);
     });
 
     it('answers, replaces and resets the default permissions (admin)', async () => {
-      const defaults = await server.api.get('/api/v1/users/default/permissions', as(admin));
+      const defaults = await world.server.api.get('/api/v1/users/default/permissions', as(world.admin));
       expect(defaults.status, defaults.text).toBe(200);
       expect(defaults.body.workspace.models).toBe(false);
       expect(defaults.body.sharing.public_tools).toBe(false);
 
-      const baseline = await server.api.get('/api/v1/users/default/permissions/defaults', as(admin));
+      const baseline = await world.server.api.get('/api/v1/users/default/permissions/defaults', as(world.admin));
       expect(baseline.status).toBe(200);
       expect(baseline.body).toEqual(defaults.body);
 
       // Switches left out take the form's defaults; the section objects themselves are required.
       const form = { workspace: { models: true }, sharing: {}, access_grants: {}, chat: {}, features: {}, settings: {} };
-      const saved = await server.api.post('/api/v1/users/default/permissions', form, as(admin));
+      const saved = await world.server.api.post('/api/v1/users/default/permissions', form, as(world.admin));
       expect(saved.status, saved.text).toBe(200);
       expect(saved.body.workspace.models).toBe(true);
       expect(saved.body.sharing.public_tools).toBe(true);
       expect(saved.body.chat.import).toBe(true);
-      expect(events.map((e) => e.event)).toEqual(['user.permissions_updated']);
-      expect(events[0]).toMatchObject({ subject: { type: 'config', id: 'user.permissions' }, actor: { id: admin.id } });
-      expect((await server.api.get('/api/v1/users/default/permissions', as(admin))).body).toEqual(saved.body);
-      expect((await server.api.get('/api/v1/users/permissions', as(member))).body.workspace.models).toBe(true);
-      expect((await server.api.get('/api/v1/users/default/permissions/defaults', as(admin))).body).toEqual(baseline.body);
+      expect(world.events.map((e) => e.event)).toEqual(['user.permissions_updated']);
+      expect(world.events[0]).toMatchObject({ subject: { type: 'config', id: 'user.permissions' }, actor: { id: world.admin.id } });
+      expect((await world.server.api.get('/api/v1/users/default/permissions', as(world.admin))).body).toEqual(saved.body);
+      expect((await world.server.api.get('/api/v1/users/permissions', as(world.member))).body.workspace.models).toBe(true);
+      expect((await world.server.api.get('/api/v1/users/default/permissions/defaults', as(world.admin))).body).toEqual(baseline.body);
 
-      const missing = await server.api.post('/api/v1/users/default/permissions', { workspace: {} }, as(admin));
+      const missing = await world.server.api.post('/api/v1/users/default/permissions', { workspace: {} }, as(world.admin));
       expect(missing.status).toBe(422);
       expect(missing.body.detail.map((d: { loc: string[] }) => d.loc[1]).sort()).toEqual(['access_grants', 'chat', 'features', 'settings', 'sharing']);
 
-      expect((await server.api.post('/api/v1/users/default/permissions', defaults.body, as(admin))).status).toBe(200);
+      expect((await world.server.api.post('/api/v1/users/default/permissions', defaults.body, as(world.admin))).status).toBe(200);
     });
 
     it('answers 401 to non-admins on the default permissions', async () => {
       for (const path of ['/api/v1/users/default/permissions', '/api/v1/users/default/permissions/defaults']) {
-        expect((await server.api.get(path, as(member))).status).toBe(401);
+        expect((await world.server.api.get(path, as(world.member))).status).toBe(401);
       }
-      expect((await server.api.post('/api/v1/users/default/permissions', {}, as(member))).status).toBe(401);
+      expect((await world.server.api.post('/api/v1/users/default/permissions', {}, as(world.member))).status).toBe(401);
     });
   });
 });

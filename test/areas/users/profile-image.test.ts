@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { addUser, signup, type Account } from '../../helpers/users.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../../helpers/server.js';
+import { useServer } from '../../helpers/world.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const TINY_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -14,26 +14,15 @@ async function imageOf(server: TestServer, userId: string, init: { token?: strin
 }
 
 describe('GET /api/v1/users/{id}/profile/image', () => {
-  let server: TestServer;
-  let admin: Account;
-  let member: Account;
-  let pending: Account;
-
-  beforeAll(async () => {
-    server = await startServer();
-    admin = await signup(server.api, 'Picture Admin');
-    member = await addUser(server.api, admin, 'user', 'Picture Member');
-    pending = await addUser(server.api, admin, 'pending', 'Picture Pending');
-  });
-  afterAll(async () => destroyServer(server));
+  const world = useServer({ admin: 'Picture Admin', users: { member: ['user', 'Picture Member'], pending: ['pending', 'Picture Pending'] } });
 
   const setImage = async (url: string) => {
-    const res = await server.api.post(`/api/v1/users/${member.id}/update`, { profile_image_url: url }, { token: admin.token });
+    const res = await world.server.api.post(`/api/v1/users/${world.member.id}/update`, { profile_image_url: url }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
   };
 
   it('serves the default avatar (a PNG) when the user has no image of their own', async () => {
-    const res = await imageOf(server, admin.id, { token: member.token });
+    const res = await imageOf(world.server, world.admin.id, { token: world.member.token });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/png');
     expect(res.body.subarray(0, 8)).toEqual(PNG_SIGNATURE);
@@ -41,7 +30,7 @@ describe('GET /api/v1/users/{id}/profile/image', () => {
 
   it('decodes an uploaded data URI and serves it with its type, inline and not sniffed', async () => {
     await setImage(`data:image/gif;base64,${TINY_GIF.toString('base64')}`);
-    const res = await imageOf(server, member.id, { token: admin.token });
+    const res = await imageOf(world.server, world.member.id, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/gif');
     expect(res.headers.get('content-disposition')).toBe('inline');
@@ -51,15 +40,15 @@ describe('GET /api/v1/users/{id}/profile/image', () => {
 
   it('redirects to an external image', async () => {
     await setImage('https://avatars.example.com/u/1.png');
-    const res = await imageOf(server, member.id, { token: admin.token });
+    const res = await imageOf(world.server, world.member.id, { token: world.admin.token });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('https://avatars.example.com/u/1.png');
   });
 
   it('serves the default avatar for a stored image of a type it does not serve', async () => {
     // Written below the API (an older record); the update route would refuse it.
-    await server.parley.services.users.update(member.id, { profile_image_url: 'data:image/svg+xml;base64,PHN2Zy8+' });
-    const res = await imageOf(server, member.id, { token: admin.token });
+    await world.server.parley.services.users.update(world.member.id, { profile_image_url: 'data:image/svg+xml;base64,PHN2Zy8+' });
+    const res = await imageOf(world.server, world.member.id, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/png');
     expect(res.body.subarray(0, 8)).toEqual(PNG_SIGNATURE);
@@ -67,38 +56,33 @@ describe('GET /api/v1/users/{id}/profile/image', () => {
 
   it('serves the default avatar for the static path the reference assigns', async () => {
     await setImage('/user.png');
-    const res = await imageOf(server, member.id, { token: admin.token });
+    const res = await imageOf(world.server, world.member.id, { token: world.admin.token });
     expect(res.headers.get('content-type')).toBe('image/png');
     expect(res.body.subarray(0, 8)).toEqual(PNG_SIGNATURE);
   });
 
   it('works with the token cookie alone, as <img> requests send it', async () => {
-    const res = await imageOf(server, admin.id, { cookie: `token=${member.token}` });
+    const res = await imageOf(world.server, world.admin.id, { cookie: `token=${world.member.token}` });
     expect(res.status).toBe(200);
   });
 
   it('answers 400 for an unknown user and 401 to pending users and anonymous callers', async () => {
-    const unknown = await server.api.get('/api/v1/users/nobody/profile/image', { token: admin.token });
+    const unknown = await world.server.api.get('/api/v1/users/nobody/profile/image', { token: world.admin.token });
     expect(unknown.status).toBe(400);
     expect(unknown.body).toEqual({ detail: "We could not find what you're looking for :/" });
-    expect((await imageOf(server, admin.id, { token: pending.token })).status).toBe(401);
-    expect((await imageOf(server, admin.id, {})).status).toBe(401);
+    expect((await imageOf(world.server, world.admin.id, { token: world.pending.token })).status).toBe(401);
+    expect((await imageOf(world.server, world.admin.id, {})).status).toBe(401);
   });
 });
 
 describe('profile images with ENABLE_PROFILE_IMAGE_URL_FORWARDING=false', () => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startServer({ env: { ENABLE_PROFILE_IMAGE_URL_FORWARDING: 'false' } });
-  });
-  afterAll(async () => destroyServer(server));
+  const world = useServer({ env: { ENABLE_PROFILE_IMAGE_URL_FORWARDING: 'false' }, admin: 'No Forward' });
 
   it('serves the default avatar instead of redirecting to another origin', async () => {
-    const admin = await signup(server.api, 'No Forward');
-    const res = await server.api.post(`/api/v1/users/${admin.id}/update`, { profile_image_url: 'https://tracker.example.com/me.png' }, { token: admin.token });
+    const { admin } = world;
+    const res = await world.server.api.post(`/api/v1/users/${admin.id}/update`, { profile_image_url: 'https://tracker.example.com/me.png' }, { token: admin.token });
     expect(res.status, res.text).toBe(200);
-    const image = await imageOf(server, admin.id, { token: admin.token });
+    const image = await imageOf(world.server, admin.id, { token: admin.token });
     expect(image.status).toBe(200);
     expect(image.headers.get('content-type')).toBe('image/png');
     expect(image.body.subarray(0, 8)).toEqual(PNG_SIGNATURE);
