@@ -69,7 +69,7 @@ export default {
       failures: path.failures.length,
       parleyCpuMicrosPerRequest: (path.parleyCpuSeconds / REQUESTS) * 1e6,
       firstFailure: path.failures[0] ?? null,
-      ms: { min: Math.min(...path.times), p50: median(path.times), p90: percentile(path.times, 0.9), p99: percentile(path.times, 0.99) },
+      ms: { min: Math.min(...path.times), p10: percentile(path.times, 0.1), p50: median(path.times), p90: percentile(path.times, 0.9), p99: percentile(path.times, 0.99) },
     });
     return { rows, details: { warmup: WARMUP, direct: summary(direct), openai: summary(openai), api: summary(api) } };
   },
