@@ -1,0 +1,13 @@
+import { Type } from '@sinclair/typebox';
+import type { AreaContext } from '../../app.js';
+import { JsonObject } from '../../core/http/schema.js';
+import type { App } from '../../core/http/server.js';
+
+/**
+ * Functions (filters, actions, pipes) are not hosted by Parley yet, so the list is
+ * empty. The web frontend reads it whenever a chat is opened or started and treats
+ * a failure as "the chat could not be loaded" (it goes back to `/`).
+ */
+export async function functionsRoutes(app: App, ctx: AreaContext): Promise<void> {
+  app.get('/', { onRequest: ctx.auth.verified, schema: { tags: ['functions'], response: { 200: Type.Array(JsonObject()) } } }, async () => []);
+}
