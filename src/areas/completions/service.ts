@@ -373,7 +373,15 @@ export class ChatPipeline {
     // Titles, tags and follow-ups are not cut short by a stop.
     const taskContext = { ...context, signal: new AbortController().signal };
     const wantsTitle = index === 0 && job.background !== null && 'title_generation' in job.background;
-    const title = wantsTitle && job.isNewChat ? this.titleChat(job, messageId, events, taskContext) : null;
+    const title = wantsTitle && job.isNewChat ? this.titleChat(job, messageId, taskContext) : null;
+    // Generated while the answer streams, announced once it has ended (when the reference sends it): an
+    // event this early can reach the browser before the reply that tells it the new chat's id, and is dropped.
+    let announced: Promise<void> | null = null;
+    const announceTitle = () =>
+      (announced ??= (async () => {
+        const text = await title;
+        if (text) events.send('chat:title', text);
+      })());
     try {
       const model = target.model.owned_by === 'arena' ? await this.arenaPick(job.user, target.model, context) : target.model;
       if (model !== target.model) {
@@ -386,22 +394,24 @@ export class ChatPipeline {
       if (result.cancelled) {
         events.send('chat:tasks:cancel');
         if (saved) await chats.upsertMessage(job.chatId, messageId, { done: true, output: result.output });
+        void announceTitle();
         return;
       }
       if (result.error !== null) {
         await this.fail(job, messageId, events, result);
-        await title;
+        await announceTitle();
         return;
       }
       const done: Json = { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) };
       const stored = saved ? await chats.upsertMessage(job.chatId, messageId, done) : null;
       events.send('chat:completion', { ...done, title: stored?.title ?? '' });
       if (saved) events.send('chat:list', { chat_id: job.chatId, folder_id: stored?.folder_id ?? job.folderId });
-      await title;
+      await announceTitle();
       await this.afterAnswer(job, target, index, messageId, events, taskContext, wantsTitle && !job.isNewChat);
     } catch (error) {
       if (task.signal.aborted) events.send('chat:tasks:cancel');
       else await this.fail(job, messageId, events, { output: [], error: errorText(error) });
+      void announceTitle();
     } finally {
       await task.release();
       if (!(await this.registry.hasActive(job.chatId))) events.send('chat:active', { active: false, folder_id: job.folderId });
@@ -466,16 +476,16 @@ export class ChatPipeline {
     }));
   }
 
-  /** Titles a stored chat: the task model's title, else the first message. */
-  private async titleChat(job: Job, messageId: string, events: MessageEvents, context: CallContext): Promise<void> {
-    if (!isSavedChatId(job.chatId)) return;
+  /** Titles a stored chat: the task model's title, else the first message. Answers the title stored, if any. */
+  private async titleChat(job: Job, messageId: string, context: CallContext): Promise<string | null> {
+    if (!isSavedChatId(job.chatId)) return null;
     const messages = await this.taskMessages(job, messageId);
     const modelId = String(job.form.model);
     let title = job.background?.title_generation ? await this.deps.tasks.chatTitle(job.user, modelId, messages, job.chatId, context) : null;
     if (!title && (job.background?.title_generation || messages.length <= 2)) title = text(messages[0]?.content);
-    if (!title) return;
+    if (!title) return null;
     await this.deps.chats.setTitle(job.chatId, title);
-    events.send('chat:title', title);
+    return title;
   }
 
   /** Follow-ups for every answer; title (if not done yet) and tags for the first model's. */
@@ -492,7 +502,8 @@ export class ChatPipeline {
       }
     }
     if (!saved || index !== 0) return;
-    if (title) await this.titleChat(job, messageId, events, context);
+    const titled = title ? await this.titleChat(job, messageId, context) : null;
+    if (titled) events.send('chat:title', titled);
     if (tasks.tags_generation) {
       const tags = await this.deps.tasks.chatTags(job.user, target.modelId, messages, job.chatId, context);
       if (tags) {
