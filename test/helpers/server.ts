@@ -82,9 +82,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
 }
 
-/** Every event the server publishes from now on, in order. */
-export function recordEvents(server: TestServer): EventPayload[] {
-  const events: EventPayload[] = [];
+/** Every event the server publishes from now on, in order (appended to `events`). */
+export function recordEvents(server: TestServer, events: EventPayload[] = []): EventPayload[] {
   server.parley.core.events.subscribe((event) => {
     events.push(event);
   });
@@ -96,6 +95,16 @@ export async function destroyServer(server: TestServer): Promise<void> {
   await server.close();
   await dropTestDatabase(server.databaseUrl);
   rmSync(server.dataDir, { recursive: true, force: true });
+}
+
+/** Runs `use` against a server of its own, destroyed afterwards whatever happens. */
+export async function withServer<T>(options: StartOptions, use: (server: TestServer) => Promise<T>): Promise<T> {
+  const server = await startServer(options);
+  try {
+    return await use(server);
+  } finally {
+    await destroyServer(server);
+  }
 }
 
 export interface ApiResponse<T = any> {

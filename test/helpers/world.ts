@@ -35,33 +35,64 @@ export type ServerWorld<F = {}, U extends string = never> = {
   events: EventPayload[];
   /** The events recorded so far, leaving none. */
   takeEvents(): EventPayload[];
+  /** Stops the server and starts another on the same data folder and database. */
+  restart(): Promise<void>;
   /** Destroys the server, then closes the fakes. */
   close(): Promise<void>;
 } & F & { [K in U]: Account };
 
 /** Starts a server as `setup` says; for a test of its own (`close()` it), or through useServer. */
 export async function startWorld<F extends Record<string, Closable> = {}, U extends string = never>(setup: ServerSetup<F, U> = {}): Promise<ServerWorld<F, U>> {
+  const world = {} as ServerWorld<F, U>;
+  await fill(world, setup);
+  return world;
+}
+
+/** Starts the fakes, the server and the accounts into `world`. */
+async function fill<F extends Record<string, Closable>, U extends string>(world: ServerWorld<F, U>, setup: ServerSetup<F, U>): Promise<void> {
   const fakes = (await setup.fakes?.start()) ?? ({} as F);
+  const options = { env: { ...setup.fakes?.env(fakes), ...setup.env }, clock: setup.clock };
+  const events: EventPayload[] = [];
   let server: TestServer | undefined;
   const close = async () => {
     if (server) await destroyServer(server);
     for (const fake of Object.values(fakes)) await fake.close();
   };
+  const restart = async () => {
+    const previous = server!;
+    await previous.close();
+    server = await startServer({ ...options, reuse: { dataDir: previous.dataDir, databaseUrl: previous.databaseUrl } });
+    recordEvents(server, events);
+    Object.assign(world, { server, api: server.api });
+  };
   try {
-    server = await startServer({ env: { ...setup.fakes?.env(fakes), ...setup.env }, clock: setup.clock });
-    const events = recordEvents(server);
-    const world = { ...fakes, server, api: server.api, events, takeEvents: () => events.splice(0), close } as Record<string, unknown>;
-    if (setup.admin === false) return world as ServerWorld<F, U>;
+    server = await startServer(options);
+    recordEvents(server, events);
+    Object.assign(world, fakes, { server, api: server.api, events, takeEvents: () => events.splice(0), restart, close });
+    if (setup.admin === false) return;
     const admin = await signup(server.api, setup.admin);
-    world.admin = admin;
+    const accounts: Record<string, Account> = { admin };
     for (const [key, spec] of Object.entries<Role | readonly [Role, string]>(setup.users ?? ({} as Record<U, Role>))) {
       const [role, name] = typeof spec === 'string' ? [spec] : spec;
-      world[key] = await addUser(server.api, admin, role, name);
+      accounts[key] = await addUser(server.api, admin, role, name);
     }
-    return world as ServerWorld<F, U>;
+    Object.assign(world, accounts);
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/** Runs `use` against a world of its own, closed afterwards whatever happens. */
+export async function withWorld<F extends Record<string, Closable> = {}, U extends string = never, T = void>(
+  setup: ServerSetup<F, U>,
+  use: (world: ServerWorld<F, U>) => Promise<T>,
+): Promise<T> {
+  const world = await startWorld(setup);
+  try {
+    return await use(world);
+  } finally {
+    await world.close();
   }
 }
 
@@ -77,7 +108,7 @@ export function useServer<F extends Record<string, Closable> = {}, U extends str
 ): ServerWorld<F, U> {
   const world = {} as ServerWorld<F, U>;
   beforeAll(async () => {
-    Object.assign(world, await startWorld(setup));
+    await fill(world, setup);
   });
   if (setup.freshEvents) {
     beforeEach(() => {

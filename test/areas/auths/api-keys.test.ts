@@ -1,36 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventPayload } from '../../../src/core/events/publish.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { addUser, signup, type Account } from '../../helpers/users.js';
+import { describe, expect, it } from 'vitest';
+import { withServer } from '../../helpers/server.js';
+import { addUser, signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 const NOT_ALLOWED_TO_CREATE = 'API key creation is not allowed in the environment.';
 const NOT_ALLOWED_TO_USE = 'Use of API key is not enabled in the environment.';
 
 describe('API keys', () => {
-  let server: TestServer;
-  let admin: Account;
-  let member: Account;
-  const events: EventPayload[] = [];
+  const world = useServer({ admin: 'Admin', users: { member: 'user' } });
 
   async function setAdminConfig(changes: Record<string, unknown>) {
-    const current = (await server.api.get('/api/v1/auths/admin/config', { token: admin.token })).body;
-    const res = await server.api.post('/api/v1/auths/admin/config', { ...current, ...changes }, { token: admin.token });
+    const current = (await world.api.get('/api/v1/auths/admin/config', { token: world.admin.token })).body;
+    const res = await world.api.post('/api/v1/auths/admin/config', { ...current, ...changes }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
   }
 
-  beforeAll(async () => {
-    server = await startServer();
-    server.parley.core.events.subscribe((event) => {
-      events.push(event);
-    });
-    admin = await signup(server.api, 'Admin');
-    member = await addUser(server.api, admin, 'user');
-  });
-  afterAll(async () => destroyServer(server));
-
   it('refuses keys while ENABLE_API_KEYS is off (the default)', async () => {
     for (const method of ['POST', 'GET', 'DELETE']) {
-      const res = await server.api.request(method, '/api/v1/auths/api_key', undefined, { token: admin.token });
+      const res = await world.api.request(method, '/api/v1/auths/api_key', undefined, { token: world.admin.token });
       expect(res.status, method).toBe(403);
       expect(res.body.detail).toBe(NOT_ALLOWED_TO_CREATE);
     }
@@ -38,70 +25,70 @@ describe('API keys', () => {
 
   it('creates, shows, uses and deletes a key once enabled', async () => {
     await setAdminConfig({ ENABLE_API_KEYS: true });
-    expect((await server.api.get('/api/v1/auths/api_key', { token: admin.token })).status).toBe(404);
+    expect((await world.api.get('/api/v1/auths/api_key', { token: world.admin.token })).status).toBe(404);
 
-    const mark = events.length;
-    const created = await server.api.post('/api/v1/auths/api_key', undefined, { token: admin.token });
+    const mark = world.events.length;
+    const created = await world.api.post('/api/v1/auths/api_key', undefined, { token: world.admin.token });
     expect(created.status, created.text).toBe(200);
     expect(created.body.api_key).toMatch(/^sk-[0-9a-f]{32}$/);
-    expect(events.slice(mark).map((e) => e.event)).toEqual(['auth.api_key.created']);
-    expect(events[mark].subject).toEqual({ type: 'user', id: admin.id });
+    expect(world.events.slice(mark).map((e) => e.event)).toEqual(['auth.api_key.created']);
+    expect(world.events[mark].subject).toEqual({ type: 'user', id: world.admin.id });
     const key = created.body.api_key as string;
 
-    expect((await server.api.get('/api/v1/auths/api_key', { token: admin.token })).body).toEqual({ api_key: key });
+    expect((await world.api.get('/api/v1/auths/api_key', { token: world.admin.token })).body).toEqual({ api_key: key });
 
     // Usable as a bearer token and through x-api-key.
-    const me = await server.api.get('/api/v1/auths/', { token: key });
+    const me = await world.api.get('/api/v1/auths/', { token: key });
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ id: admin.id, token: key, expires_at: null });
+    expect(me.body).toMatchObject({ id: world.admin.id, token: key, expires_at: null });
     expect(me.headers.getSetCookie()).toEqual([]);
-    expect((await server.api.get('/api/v1/auths/', { headers: { 'x-api-key': key } })).status).toBe(200);
+    expect((await world.api.get('/api/v1/auths/', { headers: { 'x-api-key': key } })).status).toBe(200);
 
     // A new key replaces the old one.
-    const replaced = await server.api.post('/api/v1/auths/api_key', undefined, { token: admin.token });
+    const replaced = await world.api.post('/api/v1/auths/api_key', undefined, { token: world.admin.token });
     expect(replaced.body.api_key).not.toBe(key);
-    expect((await server.api.get('/api/v1/auths/', { token: key })).status).toBe(401);
-    const rows = await server.parley.core.db.selectFrom('api_key').selectAll().where('user_id', '=', admin.id).execute();
+    expect((await world.api.get('/api/v1/auths/', { token: key })).status).toBe(401);
+    const rows = await world.server.parley.core.db.selectFrom('api_key').selectAll().where('user_id', '=', world.admin.id).execute();
     expect(rows).toHaveLength(1);
-    expect(rows[0].id).toBe(`key_${admin.id}`);
+    expect(rows[0].id).toBe(`key_${world.admin.id}`);
 
-    const mark2 = events.length;
-    const deleted = await server.api.delete('/api/v1/auths/api_key', { token: admin.token });
+    const mark2 = world.events.length;
+    const deleted = await world.api.delete('/api/v1/auths/api_key', { token: world.admin.token });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toBe(true);
-    expect(events.slice(mark2).map((e) => e.event)).toEqual(['auth.api_key.deleted']);
-    expect((await server.api.get('/api/v1/auths/', { token: replaced.body.api_key })).status).toBe(401);
-    expect((await server.api.get('/api/v1/auths/api_key', { token: admin.token })).status).toBe(404);
+    expect(world.events.slice(mark2).map((e) => e.event)).toEqual(['auth.api_key.deleted']);
+    expect((await world.api.get('/api/v1/auths/', { token: replaced.body.api_key })).status).toBe(401);
+    expect((await world.api.get('/api/v1/auths/api_key', { token: world.admin.token })).status).toBe(404);
   });
 
   it('refuses users without the features.api_keys permission', async () => {
-    const res = await server.api.post('/api/v1/auths/api_key', undefined, { token: member.token });
+    const res = await world.api.post('/api/v1/auths/api_key', undefined, { token: world.member.token });
     expect(res.status).toBe(403);
     expect(res.body.detail).toBe(NOT_ALLOWED_TO_CREATE);
   });
 
   it('stops accepting existing keys when keys are switched off', async () => {
-    const key = (await server.api.post('/api/v1/auths/api_key', undefined, { token: admin.token })).body.api_key;
+    const key = (await world.api.post('/api/v1/auths/api_key', undefined, { token: world.admin.token })).body.api_key;
     await setAdminConfig({ ENABLE_API_KEYS: false });
-    const res = await server.api.get('/api/v1/auths/', { token: key });
+    const res = await world.api.get('/api/v1/auths/', { token: key });
     expect(res.status).toBe(403);
     expect(res.body.detail).toBe(NOT_ALLOWED_TO_USE);
     await setAdminConfig({ ENABLE_API_KEYS: true });
-    expect((await server.api.get('/api/v1/auths/', { token: key })).status).toBe(200);
+    expect((await world.api.get('/api/v1/auths/', { token: key })).status).toBe(200);
   });
 
   it('limits keys to the allowed endpoints when restrictions are on', async () => {
-    const key = (await server.api.post('/api/v1/auths/api_key', undefined, { token: admin.token })).body.api_key;
+    const key = (await world.api.post('/api/v1/auths/api_key', undefined, { token: world.admin.token })).body.api_key;
     await setAdminConfig({ ENABLE_API_KEYS_ENDPOINT_RESTRICTIONS: true, API_KEYS_ALLOWED_ENDPOINTS: '/api/v1/auths/api_key, /api/v1/models' });
     try {
-      const refused = await server.api.get('/api/v1/auths/', { token: key });
+      const refused = await world.api.get('/api/v1/auths/', { token: key });
       expect(refused.status).toBe(403);
       expect(refused.body.detail).toMatch(/^You do not have permission/);
-      expect((await server.api.get('/api/v1/auths/api_key', { token: key })).status).toBe(200);
+      expect((await world.api.get('/api/v1/auths/api_key', { token: key })).status).toBe(200);
       // A prefix only matches whole path segments.
-      expect((await server.api.get('/api/v1/auths/api_key?x=1', { token: key })).status).toBe(200);
+      expect((await world.api.get('/api/v1/auths/api_key?x=1', { token: key })).status).toBe(200);
       // Session tokens are not restricted.
-      expect((await server.api.get('/api/v1/auths/', { token: admin.token })).status).toBe(200);
+      expect((await world.api.get('/api/v1/auths/', { token: world.admin.token })).status).toBe(200);
     } finally {
       await setAdminConfig({ ENABLE_API_KEYS_ENDPOINT_RESTRICTIONS: false, API_KEYS_ALLOWED_ENDPOINTS: '' });
     }
@@ -110,16 +97,13 @@ describe('API keys', () => {
 
 describe('API keys for users granted features.api_keys', () => {
   it('lets them create and use a key', async () => {
-    const server = await startServer({ env: { ENABLE_API_KEYS: 'true', USER_PERMISSIONS_FEATURES_API_KEYS: 'true' } });
-    try {
+    await withServer({ env: { ENABLE_API_KEYS: 'true', USER_PERMISSIONS_FEATURES_API_KEYS: 'true' } }, async (server) => {
       const admin = await signup(server.api, 'Admin');
       const member = await addUser(server.api, admin, 'user');
       const created = await server.api.post('/api/v1/auths/api_key', undefined, { token: member.token });
       expect(created.status, created.text).toBe(200);
       const me = await server.api.get('/api/v1/auths/', { token: created.body.api_key });
       expect(me.body.id).toBe(member.id);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });

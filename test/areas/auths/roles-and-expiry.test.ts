@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer, startServer, TestClock, type TestServer } from '../../helpers/server.js';
-import { addUser, signup, type Account } from '../../helpers/users.js';
+import { describe, expect, it } from 'vitest';
+import { TestClock, withServer } from '../../helpers/server.js';
+import { signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 type Level = 'current' | 'verified' | 'admin';
 
@@ -29,24 +30,15 @@ const GUARDED: [string, string, Level, unknown?][] = [
 const ALLOWED: Record<Level, string[]> = { current: ['pending', 'user', 'admin'], verified: ['user', 'admin'], admin: ['admin'] };
 
 describe('role checks', () => {
-  let server: TestServer;
-  const accounts: Record<string, Account> = {};
-
-  beforeAll(async () => {
-    server = await startServer();
-    accounts.admin = await signup(server.api, 'Admin');
-    accounts.user = await addUser(server.api, accounts.admin, 'user');
-    accounts.pending = await addUser(server.api, accounts.admin, 'pending');
-  });
-  afterAll(async () => destroyServer(server));
+  const world = useServer({ admin: 'Admin', users: { user: 'user', pending: 'pending' } });
 
   it('answers 401 without credentials and to the wrong role, and lets the right roles through', async () => {
     for (const [method, path, level, body] of GUARDED) {
-      const anonymous = await server.api.request(method, path, body);
+      const anonymous = await world.api.request(method, path, body);
       expect(anonymous.status, `${method} ${path} anonymous`).toBe(401);
       expect(anonymous.body.detail).toBe('Not authenticated');
-      for (const role of ['pending', 'user', 'admin']) {
-        const res = await server.api.request(method, path, body, { token: accounts[role].token });
+      for (const role of ['pending', 'user', 'admin'] as const) {
+        const res = await world.api.request(method, path, body, { token: world[role].token });
         if (ALLOWED[level].includes(role)) expect(res.status, `${method} ${path} as ${role}`).not.toBe(401);
         else {
           expect(res.status, `${method} ${path} as ${role}`).toBe(401);
@@ -60,8 +52,7 @@ describe('role checks', () => {
 describe('token expiry', () => {
   it('issues tokens for the configured time and refuses them afterwards', async () => {
     const clock = new TestClock();
-    const server = await startServer({ clock, env: { JWT_EXPIRES_IN: '1h' } });
-    try {
+    await withServer({ clock, env: { JWT_EXPIRES_IN: '1h' } }, async (server) => {
       const res = await server.api.post('/api/v1/auths/signup', { name: 'A', email: 'a@example.com', password: 'pw' });
       expect(res.body.expires_at).toBe(clock.now() + 3600);
       const cookie = res.headers.getSetCookie().find((c) => c.startsWith('token='))!;
@@ -79,15 +70,12 @@ describe('token expiry', () => {
       expect(late.status).toBe(401);
       // An expired token does not decode, so the guard answers as the reference's get_current_user does.
       expect(late.body.detail).toBe('401 Unauthorized');
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('refuses a token whose expiry has passed on every guarded route', async () => {
     const clock = new TestClock();
-    const server = await startServer({ clock, env: { JWT_EXPIRES_IN: '1d' } });
-    try {
+    await withServer({ clock, env: { JWT_EXPIRES_IN: '1d' } }, async (server) => {
       const res = await server.api.post('/api/v1/auths/signup', { name: 'A', email: 'a@example.com', password: 'pw' });
       expect(res.status).toBe(200);
       expect((await server.api.get('/api/v1/auths/admin/details', { token: res.body.token })).status).toBe(200);
@@ -98,43 +86,34 @@ describe('token expiry', () => {
       expect(viaCookie.status).toBe(401);
       // The stale cookie is dropped.
       expect(viaCookie.headers.getSetCookie().some((c) => c.startsWith('token=;'))).toBe(true);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('issues tokens without expiry for JWT_EXPIRES_IN=-1, with a session cookie', async () => {
-    const server = await startServer({ env: { JWT_EXPIRES_IN: '-1' } });
-    try {
+    await withServer({ env: { JWT_EXPIRES_IN: '-1' } }, async (server) => {
       const res = await server.api.post('/api/v1/auths/signup', { name: 'A', email: 'a@example.com', password: 'pw' });
       expect(res.body.expires_at).toBeNull();
       const cookie = res.headers.getSetCookie().find((c) => c.startsWith('token='))!;
       expect(cookie).not.toMatch(/Max-Age|Expires/);
       const me = await server.api.get('/api/v1/auths/', { token: res.body.token });
       expect(me.body.expires_at).toBeNull();
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('marks the cookie Secure and SameSite as configured', async () => {
-    const server = await startServer({ env: { WEBUI_AUTH_COOKIE_SECURE: 'true', WEBUI_AUTH_COOKIE_SAME_SITE: 'strict' } });
-    try {
+    await withServer({ env: { WEBUI_AUTH_COOKIE_SECURE: 'true', WEBUI_AUTH_COOKIE_SAME_SITE: 'strict' } }, async (server) => {
       const res = await server.api.post('/api/v1/auths/signup', { name: 'A', email: 'a@example.com', password: 'pw' });
       const cookie = res.headers.getSetCookie().find((c) => c.startsWith('token='))!;
       expect(cookie).toMatch(/; Secure/);
       expect(cookie).toMatch(/SameSite=Strict/);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });
 
 describe('sign-in rate limit', () => {
   it('answers 429 after 15 attempts for one address within three minutes', async () => {
     const clock = new TestClock();
-    const server = await startServer({ clock });
-    try {
+    await withServer({ clock }, async (server) => {
       const admin = await signup(server.api, 'Admin');
       for (let i = 0; i < 15; i++) {
         const res = await server.api.post('/api/v1/auths/signin', { email: admin.email, password: 'wrong' });
@@ -145,8 +124,6 @@ describe('sign-in rate limit', () => {
       expect(limited.body.detail).toBe('API rate limit exceeded');
       clock.advance(240);
       expect((await server.api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password })).status).toBe(200);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });

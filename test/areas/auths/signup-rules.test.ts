@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { signup, type Account } from '../../helpers/users.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { withServer, type TestServer } from '../../helpers/server.js';
+import { signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 const ERRORS = {
   invalidEmail: /^The email format you entered is invalid/,
@@ -16,19 +17,14 @@ async function rowCounts(server: TestServer) {
 }
 
 describe('sign-up and add-user rules', () => {
-  let server: TestServer;
-  let admin: Account;
-
+  const world = useServer({ admin: 'Admin' });
+  // Sign-up stays open after the first account here, to exercise later sign-ups.
   beforeAll(async () => {
-    // Sign-up stays open after the first account here, to exercise later sign-ups.
-    server = await startServer();
-    admin = await signup(server.api, 'Admin');
-    await server.parley.core.settings.set({ 'ui.enable_signup': true }, server.parley.core.clock.now());
+    await world.server.parley.core.settings.set({ 'ui.enable_signup': true }, world.server.parley.core.clock.now());
   });
-  afterAll(async () => destroyServer(server));
 
   it('answers missing and mistyped fields with the 422 detail list', async () => {
-    const res = await server.api.post('/api/v1/auths/signup', { name: 5, password: 'x' });
+    const res = await world.api.post('/api/v1/auths/signup', { name: 5, password: 'x' });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual(
       expect.arrayContaining([
@@ -36,61 +32,61 @@ describe('sign-up and add-user rules', () => {
         expect.objectContaining({ type: 'string_type', loc: ['body', 'name'], msg: 'Input should be a valid string', input: 5 }),
       ]),
     );
-    const signin = await server.api.post('/api/v1/auths/signin', { email: 'a@b.c' });
+    const signin = await world.api.post('/api/v1/auths/signin', { email: 'a@b.c' });
     expect(signin.status).toBe(422);
     expect(signin.body.detail).toEqual([expect.objectContaining({ type: 'missing', loc: ['body', 'password'] })]);
-    const empty = await server.api.post('/api/v1/auths/signin');
+    const empty = await world.api.post('/api/v1/auths/signin');
     expect(empty.status).toBe(422);
-    const add = await server.api.post('/api/v1/auths/add', { name: 'X', email: 'x@example.com', password: 'pw', role: 'boss' }, { token: admin.token });
+    const add = await world.api.post('/api/v1/auths/add', { name: 'X', email: 'x@example.com', password: 'pw', role: 'boss' }, { token: world.admin.token });
     expect(add.status).toBe(422);
     expect(add.body.detail[0].loc).toEqual(['body', 'role']);
   });
 
   it('refuses an invalid e-mail address with 400', async () => {
     for (const email of ['not-an-email', 'a@b', '@example.com']) {
-      const res = await server.api.post('/api/v1/auths/signup', { name: 'X', email, password: 'pw' });
+      const res = await world.api.post('/api/v1/auths/signup', { name: 'X', email, password: 'pw' });
       expect(res.status, email).toBe(400);
       expect(res.body.detail).toMatch(ERRORS.invalidEmail);
     }
-    const local = await server.api.post('/api/v1/auths/add', { name: 'L', email: 'someone@localhost', password: 'pw' }, { token: admin.token });
+    const local = await world.api.post('/api/v1/auths/add', { name: 'L', email: 'someone@localhost', password: 'pw' }, { token: world.admin.token });
     expect(local.status).toBe(200);
   });
 
   it('refuses a taken e-mail address regardless of case, writing nothing', async () => {
-    const before = await rowCounts(server);
-    const res = await server.api.post('/api/v1/auths/signup', { name: 'Dup', email: admin.email.toUpperCase(), password: 'pw' });
+    const before = await rowCounts(world.server);
+    const res = await world.api.post('/api/v1/auths/signup', { name: 'Dup', email: world.admin.email.toUpperCase(), password: 'pw' });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(ERRORS.emailTaken);
-    const add = await server.api.post('/api/v1/auths/add', { name: 'Dup', email: admin.email, password: 'pw' }, { token: admin.token });
+    const add = await world.api.post('/api/v1/auths/add', { name: 'Dup', email: world.admin.email, password: 'pw' }, { token: world.admin.token });
     expect(add.status).toBe(400);
     expect(add.body.detail).toMatch(ERRORS.emailTaken);
-    expect(await rowCounts(server)).toEqual(before);
+    expect(await rowCounts(world.server)).toEqual(before);
   });
 
   it('resolves two simultaneous sign-ups with one address to one account', async () => {
-    const before = await rowCounts(server);
+    const before = await rowCounts(world.server);
     const body = { name: 'Twin', email: 'twin@example.com', password: 'pw' };
-    const results = await Promise.all([server.api.post('/api/v1/auths/signup', body), server.api.post('/api/v1/auths/signup', body)]);
+    const results = await Promise.all([world.api.post('/api/v1/auths/signup', body), world.api.post('/api/v1/auths/signup', body)]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
-    expect(await rowCounts(server)).toEqual({ users: before.users + 1, credentials: before.credentials + 1 });
+    expect(await rowCounts(world.server)).toEqual({ users: before.users + 1, credentials: before.credentials + 1 });
   });
 
   it('refuses passwords longer than 72 bytes, writing nothing', async () => {
-    const before = await rowCounts(server);
+    const before = await rowCounts(world.server);
     const long = 'é'.repeat(37); // 74 bytes, 37 characters
-    const res = await server.api.post('/api/v1/auths/signup', { name: 'Long', email: 'long@example.com', password: long });
+    const res = await world.api.post('/api/v1/auths/signup', { name: 'Long', email: 'long@example.com', password: long });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(ERRORS.tooLong);
-    const add = await server.api.post('/api/v1/auths/add', { name: 'Long', email: 'long@example.com', password: long }, { token: admin.token });
+    const add = await world.api.post('/api/v1/auths/add', { name: 'Long', email: 'long@example.com', password: long }, { token: world.admin.token });
     expect(add.status).toBe(400);
-    expect(await rowCounts(server)).toEqual(before);
+    expect(await rowCounts(world.server)).toEqual(before);
   });
 
   it('refuses a profile image that is not an image URL with 422', async () => {
-    const res = await server.api.post('/api/v1/auths/signup', { name: 'Img', email: 'img@example.com', password: 'pw', profile_image_url: 'javascript:alert(1)' });
+    const res = await world.api.post('/api/v1/auths/signup', { name: 'Img', email: 'img@example.com', password: 'pw', profile_image_url: 'javascript:alert(1)' });
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'profile_image_url'] });
-    const ok = await server.api.post('/api/v1/auths/signup', {
+    const ok = await world.api.post('/api/v1/auths/signup', {
       name: 'Img',
       email: 'img@example.com',
       password: 'pw',
@@ -101,46 +97,45 @@ describe('sign-up and add-user rules', () => {
   });
 
   it('gives later sign-ups the configured default role', async () => {
-    await server.parley.core.settings.set({ 'ui.default_user_role': 'user' }, server.parley.core.clock.now());
+    await world.server.parley.core.settings.set({ 'ui.default_user_role': 'user' }, world.server.parley.core.clock.now());
     try {
-      const later = await signup(server.api, 'Later');
+      const later = await signup(world.api, 'Later');
       expect(later.role).toBe('user');
     } finally {
-      await server.parley.core.settings.set({ 'ui.default_user_role': 'pending' }, server.parley.core.clock.now());
+      await world.server.parley.core.settings.set({ 'ui.default_user_role': 'pending' }, world.server.parley.core.clock.now());
     }
   });
 
   it('adds users with the requested role (pending by default) and a working token', async () => {
-    const res = await server.api.post('/api/v1/auths/add', { name: 'Plain', email: 'plain@example.com', password: 'pw-plain' }, { token: admin.token });
+    const res = await world.api.post('/api/v1/auths/add', { name: 'Plain', email: 'plain@example.com', password: 'pw-plain' }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['email', 'id', 'name', 'profile_image_url', 'role', 'token', 'token_type']);
     expect(res.body).toMatchObject({ role: 'pending', token_type: 'Bearer', email: 'plain@example.com', profile_image_url: `/api/v1/users/${res.body.id}/profile/image` });
     expect(res.headers.getSetCookie()).toEqual([]);
-    const me = await server.api.get('/api/v1/auths/', { token: res.body.token });
+    const me = await world.api.get('/api/v1/auths/', { token: res.body.token });
     expect(me.body).toMatchObject({ id: res.body.id, role: 'pending' });
-    const admin2 = await server.api.post('/api/v1/auths/add', { name: 'Boss', email: 'boss@example.com', password: 'pw', role: 'admin' }, { token: admin.token });
+    const admin2 = await world.api.post('/api/v1/auths/add', { name: 'Boss', email: 'boss@example.com', password: 'pw', role: 'admin' }, { token: world.admin.token });
     expect(admin2.body.role).toBe('admin');
   });
 
   it('answers 403 to sign-ups while sign-up is disabled, writing nothing', async () => {
-    await server.parley.core.settings.set({ 'ui.enable_signup': false }, server.parley.core.clock.now());
-    const before = await rowCounts(server);
-    const res = await server.api.post('/api/v1/auths/signup', { name: 'Late', email: 'late@example.com', password: 'pw' });
+    await world.server.parley.core.settings.set({ 'ui.enable_signup': false }, world.server.parley.core.clock.now());
+    const before = await rowCounts(world.server);
+    const res = await world.api.post('/api/v1/auths/signup', { name: 'Late', email: 'late@example.com', password: 'pw' });
     expect(res.status).toBe(403);
     expect(res.body.detail).toMatch(/^You do not have permission/);
-    expect(await rowCounts(server)).toEqual(before);
+    expect(await rowCounts(world.server)).toEqual(before);
     // Admins still add accounts.
-    const add = await server.api.post('/api/v1/auths/add', { name: 'Late', email: 'late@example.com', password: 'pw' }, { token: admin.token });
+    const add = await world.api.post('/api/v1/auths/add', { name: 'Late', email: 'late@example.com', password: 'pw' }, { token: world.admin.token });
     expect(add.status).toBe(200);
   });
 });
 
 describe('sign-up switches from the environment', () => {
   it('checks new passwords against the pattern when ENABLE_PASSWORD_VALIDATION is on', async () => {
-    const server = await startServer({
+    await withServer({
       env: { ENABLE_PASSWORD_VALIDATION: 'true', PASSWORD_VALIDATION_HINT: 'Use 8+ characters with a digit and a symbol.' },
-    });
-    try {
+    }, async (server) => {
       const weak = await server.api.post('/api/v1/auths/signup', { name: 'W', email: 'w@example.com', password: 'password' });
       expect(weak.status).toBe(400);
       expect(weak.body.detail).toBe('Use 8+ characters with a digit and a symbol.');
@@ -149,44 +144,32 @@ describe('sign-up switches from the environment', () => {
       const admin = { token: strong.body.token };
       const change = await server.api.post('/api/v1/auths/update/password', { password: 'Str0ng-Passw0rd!', new_password: 'weak' }, admin);
       expect(change.status).toBe(400);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('does not gate the first account on ENABLE_SIGNUP, but later ones', async () => {
-    const server = await startServer({ env: { ENABLE_SIGNUP: 'false' } });
-    try {
+    await withServer({ env: { ENABLE_SIGNUP: 'false' } }, async (server) => {
       const first = await server.api.post('/api/v1/auths/signup', { name: 'F', email: 'f@example.com', password: 'pw' });
       expect(first.status).toBe(200);
       expect(first.body.role).toBe('admin');
       const second = await server.api.post('/api/v1/auths/signup', { name: 'G', email: 'g@example.com', password: 'pw' });
       expect(second.status).toBe(403);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('refuses every sign-up when the login form is off, unless ENABLE_INITIAL_ADMIN_SIGNUP allows the first', async () => {
-    const closed = await startServer({ env: { ENABLE_LOGIN_FORM: 'false' } });
-    try {
+    await withServer({ env: { ENABLE_LOGIN_FORM: 'false' } }, async (closed) => {
       const res = await closed.api.post('/api/v1/auths/signup', { name: 'F', email: 'f@example.com', password: 'pw' });
       expect(res.status).toBe(403);
-    } finally {
-      await destroyServer(closed);
-    }
-    const initial = await startServer({ env: { ENABLE_LOGIN_FORM: 'false', ENABLE_INITIAL_ADMIN_SIGNUP: 'true' } });
-    try {
+    });
+    await withServer({ env: { ENABLE_LOGIN_FORM: 'false', ENABLE_INITIAL_ADMIN_SIGNUP: 'true' } }, async (initial) => {
       const res = await initial.api.post('/api/v1/auths/signup', { name: 'F', email: 'f@example.com', password: 'pw' });
       expect(res.status).toBe(200);
-    } finally {
-      await destroyServer(initial);
-    }
+    });
   });
 
   it('with WEBUI_AUTH=false, signs everyone in as admin@localhost and allows no other accounts', async () => {
-    const server = await startServer({ env: { WEBUI_AUTH: 'false' } });
-    try {
+    await withServer({ env: { WEBUI_AUTH: 'false' } }, async (server) => {
       const first = await server.api.post('/api/v1/auths/signin', { email: '', password: '' });
       expect(first.status, first.text).toBe(200);
       expect(first.body).toMatchObject({ email: 'admin@localhost', name: 'User', role: 'admin' });
@@ -194,16 +177,13 @@ describe('sign-up switches from the environment', () => {
       expect(again.body.id).toBe(first.body.id);
       const other = await server.api.post('/api/v1/auths/signup', { name: 'O', email: 'o@example.com', password: 'pw' });
       expect(other.status).toBe(403);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('trusts the proxy’s e-mail header when WEBUI_AUTH_TRUSTED_EMAIL_HEADER is set', async () => {
-    const server = await startServer({
+    await withServer({
       env: { WEBUI_AUTH_TRUSTED_EMAIL_HEADER: 'X-Forwarded-Email', WEBUI_AUTH_TRUSTED_NAME_HEADER: 'X-Forwarded-Name', WEBUI_AUTH_TRUSTED_ROLE_HEADER: 'X-Forwarded-Role' },
-    });
-    try {
+    }, async (server) => {
       const form = { email: '', password: '' };
       const missing = await server.api.post('/api/v1/auths/signin', form);
       expect(missing.status).toBe(400);
@@ -218,28 +198,22 @@ describe('sign-up switches from the environment', () => {
       const change = await server.api.post('/api/v1/auths/update/password', { password: 'a', new_password: 'b' }, { token: member.body.token });
       expect(change.status).toBe(400);
       expect(change.body.detail).toBe('The requested action has been restricted as a security measure.');
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 
   it('answers 403 to password sign-in when ENABLE_PASSWORD_AUTH is off', async () => {
-    const server = await startServer({ env: { ENABLE_PASSWORD_AUTH: 'false' } });
-    try {
+    await withServer({ env: { ENABLE_PASSWORD_AUTH: 'false' } }, async (server) => {
       await signup(server.api, 'Admin');
       const res = await server.api.post('/api/v1/auths/signin', { email: 'x@example.com', password: 'pw' });
       expect(res.status).toBe(403);
       expect(res.body.detail).toBe('The requested action has been restricted as a security measure.');
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });
 
 describe('two first sign-ups at the same moment', () => {
   it('make exactly one admin', async () => {
-    const server = await startServer();
-    try {
+    await withServer({}, async (server) => {
       const results = await Promise.all(
         Array.from({ length: 6 }, (_, i) => server.api.post('/api/v1/auths/signup', { name: `U${i}`, email: `u${i}@example.com`, password: 'pw' })),
       );
@@ -250,8 +224,6 @@ describe('two first sign-ups at the same moment', () => {
       const roles = await server.parley.core.db.selectFrom('user').select('role').execute();
       expect(roles.filter((r) => r.role === 'admin')).toHaveLength(1);
       expect(roles).toHaveLength(created.length);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });

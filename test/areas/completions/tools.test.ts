@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultScript, fakeModel, isTaskPrompt } from '../../helpers/fake-model.js';
-import { startWorld, useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 import { type Browser, openBrowser, outputText, webRequest } from './setup.js';
 
 /**
@@ -142,8 +142,7 @@ describe('tool calling', () => {
   }, 30000);
 
   it('stops after the configured number of tool rounds', async () => {
-    const limited = await startWorld({ fakes: fakeModel(), env: { CHAT_RESPONSE_MAX_TOOL_CALL_ITERATIONS: '2' }, admin: 'Limit Admin' });
-    try {
+    await withWorld({ fakes: fakeModel(), env: { CHAT_RESPONSE_MAX_TOOL_CALL_ITERATIONS: '2' }, admin: 'Limit Admin' }, async (limited) => {
       const owner = limited.admin;
       await limited.server.api.post('/api/v1/tools/create', { id: 'calc', name: 'calc', content: CALC, meta: { description: 'calc' } }, { token: owner.token });
       limited.model.script = (body) => (isTaskPrompt(body) ? defaultScript(body) : { toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }] });
@@ -151,8 +150,6 @@ describe('tool calling', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: 'Tool-call limit reached (2 iterations).' });
       expect(limited.model.chatRequests()).toHaveLength(3);
-    } finally {
-      await limited.close();
-    }
+    });
   }, 30000);
 });

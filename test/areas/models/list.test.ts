@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fakeProviders, startFakeOpenAI, type FakeUpstream } from '../../helpers/fake-upstreams.js';
 import type { Account } from '../../helpers/users.js';
-import { useServer, startWorld } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 const world = useServer({
   fakes: fakeProviders(),
@@ -171,17 +171,14 @@ describe('access in the list', () => {
   });
 
   it('applies grants to admins too when BYPASS_ADMIN_ACCESS_CONTROL is off', async () => {
-    const strict = await startWorld({ fakes: fakeProviders(), env: { BYPASS_ADMIN_ACCESS_CONTROL: 'false' }, admin: 'Strict Admin', users: { other: ['admin', 'Other Admin'] } });
-    try {
+    await withWorld({ fakes: fakeProviders(), env: { BYPASS_ADMIN_ACCESS_CONTROL: 'false' }, admin: 'Strict Admin', users: { other: ['admin', 'Other Admin'] } }, async (strict) => {
       const { admin: boss, other } = strict;
       await strict.server.api.post('/api/v1/models/model/access/update', { id: 'gpt-fake', access_grants: [] }, { token: boss.token });
       const res = await strict.server.api.get('/api/models', { token: other.token });
       expect(ids(res.body)).not.toContain('gpt-fake');
       expect(ids(res.body)).toContain('gpt-fake-endless');
       expect(ids((await strict.server.api.get('/api/models', { token: boss.token })).body)).toContain('gpt-fake');
-    } finally {
-      await strict.close();
-    }
+    });
   });
 });
 
@@ -199,15 +196,12 @@ describe('list settings', () => {
   });
 
   it('adds the arena model when arena models are on, visible to admins', async () => {
-    const arena = await startWorld({ fakes: fakeProviders(), env: { ENABLE_EVALUATION_ARENA_MODELS: 'true' }, admin: 'Arena Admin', users: { user: ['user', 'Arena User'] } });
-    try {
+    await withWorld({ fakes: fakeProviders(), env: { ENABLE_EVALUATION_ARENA_MODELS: 'true' }, admin: 'Arena Admin', users: { user: ['user', 'Arena User'] } }, async (arena) => {
       const { admin: boss, user } = arena;
       const listed = (await arena.server.api.get('/api/models', { token: boss.token })).body.data;
       expect(listed.find((m: any) => m.id === 'arena-model')).toMatchObject({ name: 'Arena Model', owned_by: 'arena', arena: true, info: { meta: { description: expect.any(String) } } });
       expect(ids((await arena.server.api.get('/api/models', { token: user.token })).body)).toEqual([]);
-    } finally {
-      await arena.close();
-    }
+    });
   });
 });
 

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { fakeProviders } from '../../helpers/fake-upstreams.js';
 import type { Account } from '../../helpers/users.js';
-import { useServer, startWorld } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 const world = useServer({
   fakes: fakeProviders(),
@@ -61,15 +61,12 @@ describe('POST /api/v1/models/create', () => {
     expect(taken.body.detail).toBe('Uh-oh! This model id is already registered. Please choose another model id string.');
     const long = await world.api.post('/api/v1/models/create', form('x'.repeat(257)), { token: world.bob.token });
     expect(long.status).toBe(400);
-    const strict = await startWorld({ fakes: fakeProviders(), admin: 'Strict Boss', users: { user: ['user', 'Strict User'] } });
-    try {
+    await withWorld({ fakes: fakeProviders(), admin: 'Strict Boss', users: { user: ['user', 'Strict User'] } }, async (strict) => {
       const { user } = strict;
       const denied = await strict.server.api.post('/api/v1/models/create', form('nope'), { token: user.token });
       expect(denied.status).toBe(401);
       expect(denied.body.detail).toBe(ERROR.UNAUTHORIZED);
-    } finally {
-      await strict.close();
-    }
+    });
   });
 
   it('answers 422 for malformed forms and stores nothing', async () => {

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeProviders } from '../../helpers/fake-upstreams.js';
-import { useServer, startWorld } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 import { readChunks, sseData } from '../models/setup.js';
 
 const world = useServer({ fakes: fakeProviders(), env: { USER_PERMISSIONS_WORKSPACE_MODELS_ACCESS: 'true' }, admin: 'OpenAI Admin', users: { alice: ['user', 'OpenAI Alice'] } });
@@ -233,8 +233,7 @@ describe('POST /openai/chat/completions', () => {
 
 describe('deadlines', () => {
   it('gives up on a stream that stays silent, with a 504', async () => {
-    const strict = await startWorld({ fakes: fakeProviders(), env: { AIOHTTP_CLIENT_STREAM_IDLE_TIMEOUT: '1' }, admin: 'Deadline Admin' });
-    try {
+    await withWorld({ fakes: fakeProviders(), env: { AIOHTTP_CLIENT_STREAM_IDLE_TIMEOUT: '1' }, admin: 'Deadline Admin' }, async (strict) => {
       const boss = strict.admin;
       const started = Date.now();
       const res = await strict.server.api.post('/openai/chat/completions', chat('gpt-fake-silent', { stream: true }), { token: boss.token });
@@ -242,9 +241,7 @@ describe('deadlines', () => {
       expect(res.body.detail).toBe('Open WebUI: Server Connection Error (the model provider did not answer in time)');
       expect(Date.now() - started).toBeLessThan(5000);
       await strict.openai.waitForIdle();
-    } finally {
-      await strict.close();
-    }
+    });
   });
 });
 
@@ -279,8 +276,7 @@ describe('speech and the pass-through', () => {
   it('keeps the pass-through off unless enabled', async () => {
     const res = await world.api.get('/openai/files', { token: world.admin.token });
     expect(res.status).toBe(403);
-    const open = await startWorld({ fakes: fakeProviders(), env: { ENABLE_OPENAI_API_PASSTHROUGH: 'true' }, admin: 'Passthrough Admin' });
-    try {
+    await withWorld({ fakes: fakeProviders(), env: { ENABLE_OPENAI_API_PASSTHROUGH: 'true' }, admin: 'Passthrough Admin' }, async (open) => {
       const boss = open.admin;
       const files = await open.server.api.get('/openai/files?limit=1', { token: boss.token });
       expect(files.status).toBe(200);
@@ -289,9 +285,7 @@ describe('speech and the pass-through', () => {
       expect(sent.status).toBe(200);
       expect(sent.body.data).toHaveLength(2);
       expect(open.openai.requests.at(-1)!.headers.authorization).toBe('Bearer sk-upstream-key-1234');
-    } finally {
-      await open.close();
-    }
+    });
   });
 });
 
@@ -321,15 +315,12 @@ describe('load', () => {
 
 describe('forwarded identity', () => {
   it('tells providers who is asking when ENABLE_FORWARD_USER_INFO_HEADERS is on', async () => {
-    const forwarding = await startWorld({ fakes: fakeProviders(), env: { ENABLE_FORWARD_USER_INFO_HEADERS: 'true' }, admin: 'Forward Admin' });
-    try {
+    await withWorld({ fakes: fakeProviders(), env: { ENABLE_FORWARD_USER_INFO_HEADERS: 'true' }, admin: 'Forward Admin' }, async (forwarding) => {
       const boss = forwarding.admin;
       const res = await forwarding.server.api.post('/openai/chat/completions', chat('gpt-fake', { metadata: { chat_id: 'chat-9' } }), { token: boss.token });
       expect(res.status, res.text).toBe(200);
       const headers = forwarding.openai.requests.filter((r) => r.path === '/chat/completions').at(-1)!.headers;
       expect(headers).toMatchObject({ 'x-openwebui-user-name': 'Forward Admin', 'x-openwebui-user-id': boss.id, 'x-openwebui-user-email': boss.email, 'x-openwebui-user-role': 'admin', 'x-openwebui-chat-id': 'chat-9' });
-    } finally {
-      await forwarding.close();
-    }
+    });
   });
 });
