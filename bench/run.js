@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -57,6 +57,8 @@ function defaultDuration(count) {
 settings.seconds = flags.duration ? Number(flags.duration) : defaultDuration(scenarios.filter(isLoad).length);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** Node's flags for Parley, the same `npm start` uses (package.json `config.node_flags`). */
+const NODE_FLAGS = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).config.node_flags.split(' ').filter(Boolean);
 const resultsDir = path.join(root, 'bench', 'results');
 const floorScript = path.join(root, 'bench', 'lib', 'floor-server.js');
 const upstreamScript = path.join(root, 'bench', 'lib', 'fake-upstream.js');
@@ -84,7 +86,7 @@ async function start(kind, { routeFile, profile = false, heapProbe = false } = {
     const env = parleyEnv();
     const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     const probing = heapProbe ? ['--expose-gc', `--import=${pathToFileURL(heapProbeScript).href}`] : [];
-    server = await startServer({ name: 'Parley', args: [...profiling, ...probing, path.join(root, 'dist', 'main.js')], env, cwd: root });
+    server = await startServer({ name: 'Parley', args: [...NODE_FLAGS, ...profiling, ...probing, path.join(root, 'dist', 'parley.js')], env, cwd: root });
     if (heapProbe) server.heapAfterGc = () => heapAfterGc(server.pid, path.join(env.DATA_DIR, 'bench-heap.json'));
   } else {
     server = await startServer({ name: 'floor', args: routeFile ? [floorScript, routeFile] : [floorScript], env: { PATH: process.env.PATH }, cwd: root });
@@ -353,7 +355,7 @@ function header(results) {
 }
 
 async function main() {
-  if (!existsSync(path.join(root, 'dist', 'main.js'))) throw new Error('dist/main.js missing: run `npm run build` first');
+  if (!existsSync(path.join(root, 'dist', 'parley.js'))) throw new Error('dist/parley.js missing: run `npm run build` first');
   pinSelf();
   log(`${scenarios.length} scenarios; load runs ${settings.reps} × ${settings.seconds} s each`);
   const results = { date: new Date().toISOString(), machine: machine(), settings, targets: TARGETS, scenarios: [] };

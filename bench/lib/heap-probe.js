@@ -2,7 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * Preloaded into the loaded Parley (`node --expose-gc --import <this> dist/main.js`),
+ * Preloaded into the loaded Parley (`node --expose-gc --import <this> dist/parley.js`),
  * outside Parley's code: on SIGUSR2 it runs a full garbage collection and writes
  * `process.memoryUsage()` to `$DATA_DIR/bench-heap.json`. The heap in use right
  * after a full collection is what stays reachable, so comparing it between rounds

@@ -2,8 +2,18 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root, from src/core/python or dist/core/python alike. */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The repository root: the nearest folder above this module with the plugin host, from src/, dist/ or the bundle alike. */
+function repositoryRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'plugin-host', 'parley_host'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('plugin-host/ not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+  return dir;
+}
+
+const ROOT = repositoryRoot();
 
 /** The Python package the workers run (`python -m parley_host`). */
 export const PLUGIN_HOST_DIR = path.join(ROOT, 'plugin-host');
