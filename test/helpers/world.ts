@@ -11,7 +11,7 @@ interface Closable {
 /** Fake services a server talks to (model providers...), and the environment that points it at them. */
 export interface Fakes<F extends Record<string, Closable>> {
   start(): Promise<F>;
-  env(fakes: NoInfer<F>): Record<string, string>;
+  env?(fakes: NoInfer<F>): Record<string, string>;
 }
 
 export interface ServerSetup<F extends Record<string, Closable>, U extends string> {
@@ -51,7 +51,7 @@ export async function startWorld<F extends Record<string, Closable> = {}, U exte
 /** Starts the fakes, the server and the accounts into `world`. */
 async function fill<F extends Record<string, Closable>, U extends string>(world: ServerWorld<F, U>, setup: ServerSetup<F, U>): Promise<void> {
   const fakes = (await setup.fakes?.start()) ?? ({} as F);
-  const options = { env: { ...setup.fakes?.env(fakes), ...setup.env }, clock: setup.clock };
+  const options = { env: { ...setup.fakes?.env?.(fakes), ...setup.env }, clock: setup.clock };
   const events: EventPayload[] = [];
   let server: TestServer | undefined;
   const close = async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventPayload } from '../../../src/core/events/publish.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { addUser, signup, type Account } from '../../helpers/users.js';
+import { describe, expect, it } from 'vitest';
+import { startServer, withServer } from '../../helpers/server.js';
+import { signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 const CODE_EXECUTION_FORM = {
   ENABLE_CODE_EXECUTION: false,
@@ -34,24 +34,9 @@ const SUBAGENTS_FORM = {
 const BANNER = { id: 'b1', type: 'info', title: 'Hello', content: 'Maintenance tonight', dismissible: true, timestamp: 1700000000 };
 
 describe('configs area', () => {
-  let server: TestServer;
-  let admin: Account;
-  let member: Account;
-  let pending: Account;
-  const events: EventPayload[] = [];
+  const world = useServer({ admin: 'Config Admin', users: { member: 'user', pending: 'pending' } });
 
-  beforeAll(async () => {
-    server = await startServer();
-    server.parley.core.events.subscribe((event) => {
-      events.push(event);
-    });
-    admin = await signup(server.api, 'Config Admin');
-    member = await addUser(server.api, admin, 'user');
-    pending = await addUser(server.api, admin, 'pending');
-  });
-  afterAll(async () => destroyServer(server));
-
-  const lastEvent = (name: string) => [...events].reverse().find((e) => e.event === name);
+  const lastEvent = (name: string) => [...world.events].reverse().find((e) => e.event === name);
 
   it('keeps every admin route from members, pending accounts and anonymous callers with 401', async () => {
     const adminRoutes: [string, string][] = [
@@ -80,31 +65,31 @@ describe('configs area', () => {
       ['POST', '/api/v1/configs/banners'],
     ];
     for (const [method, path] of adminRoutes) {
-      for (const token of [null, member.token, pending.token]) {
-        const res = await server.api.request(method, path, method === 'POST' ? {} : undefined, { token });
+      for (const token of [null, world.member.token, world.pending.token]) {
+        const res = await world.api.request(method, path, method === 'POST' ? {} : undefined, { token });
         expect(res.status, `${method} ${path} as ${token ? 'non-admin' : 'anonymous'}`).toBe(401);
       }
     }
     for (const path of ['/api/v1/configs/banners', '/api/v1/configs/models/defaults']) {
-      expect((await server.api.get(path)).status, path).toBe(401);
-      expect((await server.api.get(path, { token: pending.token })).status, path).toBe(401);
-      expect((await server.api.get(path, { token: member.token })).status, path).toBe(200);
+      expect((await world.api.get(path)).status, path).toBe(401);
+      expect((await world.api.get(path, { token: world.pending.token })).status, path).toBe(401);
+      expect((await world.api.get(path, { token: world.member.token })).status, path).toBe(200);
     }
   });
 
   it('exports every stored setting and one namespace of them', async () => {
-    const res = await server.api.get('/api/v1/configs/export', { token: admin.token });
+    const res = await world.api.get('/api/v1/configs/export', { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ 'ui.banners': [], 'direct.enable': false, 'ui.enable_signup': false, 'subagents.max_output': 30000 });
-    const ui = await server.api.get('/api/v1/configs/namespace/ui', { token: admin.token });
+    const ui = await world.api.get('/api/v1/configs/namespace/ui', { token: world.admin.token });
     expect(ui.status).toBe(200);
     expect(Object.keys(ui.body).length).toBeGreaterThan(3);
     expect(Object.keys(ui.body).every((key) => key.startsWith('ui.'))).toBe(true);
-    expect((await server.api.get('/api/v1/configs/namespace/nothing-here', { token: admin.token })).body).toEqual({});
+    expect((await world.api.get('/api/v1/configs/namespace/nothing-here', { token: world.admin.token })).body).toEqual({});
   });
 
   it('refuses a malformed import with 4xx and changes nothing', async () => {
-    const before = (await server.api.get('/api/v1/configs/export', { token: admin.token })).body;
+    const before = (await world.api.get('/api/v1/configs/export', { token: world.admin.token })).body;
     const attempts: [unknown, number][] = [
       [{}, 422],
       [{ config: 'ui.enable_signup=true' }, 422],
@@ -116,58 +101,58 @@ describe('configs area', () => {
       [{ config: { 'subagents.max_concurrent': 2.5 } }, 400],
     ];
     for (const [body, status] of attempts) {
-      const res = await server.api.post('/api/v1/configs/import', body, { token: admin.token });
+      const res = await world.api.post('/api/v1/configs/import', body, { token: world.admin.token });
       expect(res.status, JSON.stringify(body)).toBe(status);
     }
-    const broken = await server.api.post('/api/v1/configs/import', undefined, { token: admin.token, raw: '{"config": {' });
+    const broken = await world.api.post('/api/v1/configs/import', undefined, { token: world.admin.token, raw: '{"config": {' });
     expect(broken.status).toBe(422);
-    const after = (await server.api.get('/api/v1/configs/export', { token: admin.token })).body;
+    const after = (await world.api.get('/api/v1/configs/export', { token: world.admin.token })).body;
     expect(after).toEqual(before);
     expect(lastEvent('config.imported')).toBeUndefined();
   });
 
   it('imports known and unknown keys in one go and reports them in an event', async () => {
     const config = { 'ui.default_models': 'gpt-x', 'ui.enable_message_rating': false, 'custom.team.motto': { words: ['ship', 'it'] } };
-    const res = await server.api.post('/api/v1/configs/import', { config }, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/import', { config }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject(config);
     expect(res.body['ui.enable_login_form']).toBe(true);
     const event = lastEvent('config.imported')!;
     expect(event.subject).toEqual({ type: 'config', id: 'import' });
-    expect(event.actor).toMatchObject({ id: admin.id, role: 'admin' });
+    expect(event.actor).toMatchObject({ id: world.admin.id, role: 'admin' });
     expect(event.data).toEqual({ keys: Object.keys(config) });
-    expect((await server.api.get('/api/config', { token: admin.token })).body.features.enable_message_rating).toBe(false);
+    expect((await world.api.get('/api/config', { token: world.admin.token })).body.features.enable_message_rating).toBe(false);
   });
 
   it('reads and writes the connections form, requiring every field', async () => {
-    const current = await server.api.get('/api/v1/configs/connections', { token: admin.token });
+    const current = await world.api.get('/api/v1/configs/connections', { token: world.admin.token });
     expect(current.body).toEqual({ ENABLE_DIRECT_CONNECTIONS: false, ENABLE_BASE_MODELS_CACHE: false });
-    const missing = await server.api.post('/api/v1/configs/connections', { ENABLE_DIRECT_CONNECTIONS: true }, { token: admin.token });
+    const missing = await world.api.post('/api/v1/configs/connections', { ENABLE_DIRECT_CONNECTIONS: true }, { token: world.admin.token });
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0]).toMatchObject({ type: 'missing', loc: ['body', 'ENABLE_BASE_MODELS_CACHE'] });
-    const wrongType = await server.api.post(
+    const wrongType = await world.api.post(
       '/api/v1/configs/connections',
       { ENABLE_DIRECT_CONNECTIONS: 'yes', ENABLE_BASE_MODELS_CACHE: false },
-      { token: admin.token },
+      { token: world.admin.token },
     );
     expect(wrongType.status).toBe(422);
     const form = { ENABLE_DIRECT_CONNECTIONS: true, ENABLE_BASE_MODELS_CACHE: true };
-    const res = await server.api.post('/api/v1/configs/connections', form, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/connections', form, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(form);
-    expect((await server.api.get('/api/v1/configs/connections', { token: admin.token })).body).toEqual(form);
+    expect((await world.api.get('/api/v1/configs/connections', { token: world.admin.token })).body).toEqual(form);
     const event = lastEvent('config.connections.updated')!;
     expect(event.subject).toEqual({ type: 'config', id: 'connections' });
     expect(event.data).toEqual(form);
   });
 
   it('reads and writes the code execution form; nullable fields must still be present', async () => {
-    const current = await server.api.get('/api/v1/configs/code_execution', { token: admin.token });
+    const current = await world.api.get('/api/v1/configs/code_execution', { token: world.admin.token });
     expect(current.body).toMatchObject({ ENABLE_CODE_EXECUTION: true, CODE_EXECUTION_ENGINE: 'pyodide', CODE_EXECUTION_JUPYTER_TIMEOUT: 60 });
     const { CODE_INTERPRETER_JUPYTER_TIMEOUT: _omitted, ...partial } = CODE_EXECUTION_FORM;
-    const missing = await server.api.post('/api/v1/configs/code_execution', partial, { token: admin.token });
+    const missing = await world.api.post('/api/v1/configs/code_execution', partial, { token: world.admin.token });
     expect(missing.status).toBe(422);
-    const res = await server.api.post('/api/v1/configs/code_execution', CODE_EXECUTION_FORM, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/code_execution', CODE_EXECUTION_FORM, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual(CODE_EXECUTION_FORM);
     expect(lastEvent('config.code_execution.updated')!.data).toEqual({
@@ -176,26 +161,26 @@ describe('configs area', () => {
       code_interpreter_enabled: true,
       code_interpreter_engine: 'pyodide',
     });
-    expect((await server.api.get('/api/config', { token: member.token })).body.features.enable_code_execution).toBe(false);
+    expect((await world.api.get('/api/config', { token: world.member.token })).body.features.enable_code_execution).toBe(false);
   });
 
   it('reads and writes the models form and its defaults', async () => {
     const form = { DEFAULT_MODELS: 'm1,m2', DEFAULT_PINNED_MODELS: null, MODEL_ORDER_LIST: ['m2', 'm1'], DEFAULT_MODEL_METADATA: { capabilities: { vision: true } } };
-    const res = await server.api.post('/api/v1/configs/models', form, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/models', form, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     // A left-out dict is stored as null, as the reference does.
     expect(res.body).toEqual({ ...form, DEFAULT_MODEL_PARAMS: null });
-    expect((await server.api.get('/api/v1/configs/models', { token: admin.token })).body).toEqual(res.body);
-    expect((await server.api.get('/api/v1/configs/models/defaults', { token: member.token })).body).toEqual({
+    expect((await world.api.get('/api/v1/configs/models', { token: world.admin.token })).body).toEqual(res.body);
+    expect((await world.api.get('/api/v1/configs/models/defaults', { token: world.member.token })).body).toEqual({
       DEFAULT_MODEL_METADATA: { capabilities: { vision: true } },
     });
     expect(lastEvent('config.models.updated')!.data).toEqual({ default_models: 'm1,m2', default_pinned_models: null, model_order_count: 2 });
-    const missing = await server.api.post('/api/v1/configs/models', { DEFAULT_MODELS: 'x', MODEL_ORDER_LIST: [] }, { token: admin.token });
+    const missing = await world.api.post('/api/v1/configs/models', { DEFAULT_MODELS: 'x', MODEL_ORDER_LIST: [] }, { token: world.admin.token });
     expect(missing.status).toBe(422);
   });
 
   it('reads and writes the subagents form (0.11.0)', async () => {
-    const current = await server.api.get('/api/v1/configs/subagents', { token: admin.token });
+    const current = await world.api.get('/api/v1/configs/subagents', { token: world.admin.token });
     expect(current.body).toEqual({
       ENABLE_SUBAGENTS: false,
       SUBAGENTS_BACKGROUND_ENABLED: false,
@@ -205,61 +190,61 @@ describe('configs area', () => {
       SUBAGENTS_MAX_OUTPUT: 30000,
       SUBAGENTS_SYSTEM_PROMPT: '',
     });
-    const res = await server.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(SUBAGENTS_FORM);
     const event = lastEvent('config.subagents.updated')!;
     expect(event.subject).toEqual({ type: 'config', id: 'subagents' });
     expect(event.data).toEqual({ enabled: true });
-    const fraction = await server.api.post('/api/v1/configs/subagents', { ...SUBAGENTS_FORM, SUBAGENTS_MAX_ASYNC: 1.5 }, { token: admin.token });
+    const fraction = await world.api.post('/api/v1/configs/subagents', { ...SUBAGENTS_FORM, SUBAGENTS_MAX_ASYNC: 1.5 }, { token: world.admin.token });
     expect(fraction.status).toBe(422);
   });
 
   it('sets prompt suggestions and shows them in the config', async () => {
     const suggestions = [{ title: ['Plan', 'my week'], content: 'Help me plan my week.' }];
-    const res = await server.api.post('/api/v1/configs/suggestions', { suggestions }, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/suggestions', { suggestions }, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(suggestions);
-    expect((await server.api.get('/api/config', { token: member.token })).body.default_prompt_suggestions).toEqual(suggestions);
+    expect((await world.api.get('/api/config', { token: world.member.token })).body.default_prompt_suggestions).toEqual(suggestions);
     expect(lastEvent('config.suggestions.updated')!.data).toEqual({ count: 1 });
-    const bad = await server.api.post('/api/v1/configs/suggestions', { suggestions: [{ title: 'Plan', content: 'x' }] }, { token: admin.token });
+    const bad = await world.api.post('/api/v1/configs/suggestions', { suggestions: [{ title: 'Plan', content: 'x' }] }, { token: world.admin.token });
     expect(bad.status).toBe(422);
   });
 
   it('sets banners for every member to read', async () => {
     const { title: _title, ...untitled } = { ...BANNER, id: 'b2' };
-    const res = await server.api.post('/api/v1/configs/banners', { banners: [BANNER, untitled] }, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/banners', { banners: [BANNER, untitled] }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual([BANNER, { ...untitled, title: null }]);
-    expect((await server.api.get('/api/v1/configs/banners', { token: member.token })).body).toEqual(res.body);
+    expect((await world.api.get('/api/v1/configs/banners', { token: world.member.token })).body).toEqual(res.body);
     const event = lastEvent('config.banners.updated')!;
     expect(event.subject).toEqual({ type: 'config', id: 'ui.banners' });
     expect(event.data).toEqual({ count: 2 });
-    const bad = await server.api.post('/api/v1/configs/banners', { banners: [{ id: 'b3', type: 'info' }] }, { token: admin.token });
+    const bad = await world.api.post('/api/v1/configs/banners', { banners: [{ id: 'b3', type: 'info' }] }, { token: world.admin.token });
     expect(bad.status).toBe(422);
-    expect((await server.api.get('/api/v1/configs/banners', { token: member.token })).body).toHaveLength(2);
+    expect((await world.api.get('/api/v1/configs/banners', { token: world.member.token })).body).toHaveLength(2);
   });
 
   it('stores tool server connections with their defaults and extra fields', async () => {
     const connection = { url: 'http://tools.local', path: 'openapi.json', auth_type: 'bearer', key: 'k', config: { enable: true }, note: 'kept' };
-    const res = await server.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: [connection, { ...connection, type: 'mcp' }] }, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: [connection, { ...connection, type: 'mcp' }] }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body.TOOL_SERVER_CONNECTIONS[0]).toEqual({ ...connection, type: 'openapi', headers: null, info: null });
-    expect((await server.api.get('/api/v1/configs/tool_servers', { token: admin.token })).body).toEqual(res.body);
+    expect((await world.api.get('/api/v1/configs/tool_servers', { token: world.admin.token })).body).toEqual(res.body);
     const event = lastEvent('config.tool_servers.updated')!;
     expect(event.subject).toEqual({ type: 'config', id: 'tool_server.connections' });
     expect(event.data).toEqual({ count: 2, types: ['openapi', 'mcp'] });
-    const missing = await server.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: [{ url: 'http://x', path: '/' }] }, { token: admin.token });
+    const missing = await world.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: [{ url: 'http://x', path: '/' }] }, { token: world.admin.token });
     expect(missing.status).toBe(422);
-    const nullList = await server.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: null }, { token: admin.token });
+    const nullList = await world.api.post('/api/v1/configs/tool_servers', { TOOL_SERVER_CONNECTIONS: null }, { token: world.admin.token });
     expect(nullList.status).toBe(422);
   });
 
   it('stores terminal server connections without their policies', async () => {
-    const res = await server.api.post(
+    const res = await world.api.post(
       '/api/v1/configs/terminal_servers',
       { TERMINAL_SERVER_CONNECTIONS: [{ url: 'http://term.local', name: 'Term', policy: { cpu: 1 }, lifecycle: { idle: 5 } }] },
-      { token: admin.token },
+      { token: world.admin.token },
     );
     expect(res.status, res.text).toBe(200);
     expect(res.body.TERMINAL_SERVER_CONNECTIONS).toEqual([
@@ -276,15 +261,15 @@ describe('configs area', () => {
         policy_id: null,
       },
     ]);
-    expect((await server.api.get('/api/v1/configs/terminal_servers', { token: admin.token })).body).toEqual(res.body);
+    expect((await world.api.get('/api/v1/configs/terminal_servers', { token: world.admin.token })).body).toEqual(res.body);
     expect(lastEvent('config.terminal_servers.updated')!.data).toEqual({ count: 1 });
   });
 
   it('answers OAuth client registration with the reference failure', async () => {
-    const res = await server.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local', client_id: 'c1' }, { token: admin.token });
+    const res = await world.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local', client_id: 'c1' }, { token: world.admin.token });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^Failed to register OAuth client: /);
-    const missing = await server.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local' }, { token: admin.token });
+    const missing = await world.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local' }, { token: world.admin.token });
     expect(missing.status).toBe(422);
   });
 });
@@ -302,15 +287,12 @@ describe('configs survive a restart', () => {
     await first.close();
 
     // The environment seeds only keys the database lacks: the stored values win over it.
-    const second = await startServer({ reuse: { dataDir: first.dataDir, databaseUrl: first.databaseUrl }, env: { DEFAULT_MODELS: 'from-env' } });
-    try {
+    await withServer({ reuse: { dataDir: first.dataDir, databaseUrl: first.databaseUrl }, env: { DEFAULT_MODELS: 'from-env' } }, async (second) => {
       const exported = (await second.api.get('/api/v1/configs/export', { token: admin.token })).body;
       expect(exported).toMatchObject({ 'ui.default_models': 'kept-model', 'custom.flag': true, 'ui.banners': [BANNER] });
       expect((await second.api.get('/api/v1/configs/banners', { token: admin.token })).body).toEqual([BANNER]);
       expect((await second.api.get('/api/v1/configs/subagents', { token: admin.token })).body).toEqual(SUBAGENTS_FORM);
       expect((await second.api.get('/api/config', { token: admin.token })).body.default_models).toBe('kept-model');
-    } finally {
-      await destroyServer(second);
-    }
+    });
   });
 });

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { signup, type Account } from '../../helpers/users.js';
-import { closedPortUrl, fakeServer, type FakeServer, sendJson, silentServer } from './remote-servers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../../helpers/world.js';
+import { closedPortUrl, FakeHandler, fakeServer, sendJson, silentServer } from './remote-servers.js';
 
 const OPENAPI = { openapi: '3.1.0', info: { title: 'Weather', version: '1' }, paths: {} };
 const OAUTH_METADATA = {
@@ -28,49 +27,44 @@ function mcpHandler(request: { method: string; body: string }, res: import('node
   sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'unknown method' } });
 }
 
+/** The tool server, terminal orchestrator and MCP server the configs point at. */
+const remoteHandler: FakeHandler = (request, res) => {
+  if (request.path.startsWith('/mcp') && request.method !== 'GET') return mcpHandler(request, res);
+  if (request.path === '/openapi.json') return sendJson(res, 200, OPENAPI);
+  if (request.path === '/.well-known/oauth-authorization-server') return sendJson(res, 200, OAUTH_METADATA);
+  if (request.path === '/orchestrator/api/v1/policies') return sendJson(res, 200, []);
+  if (request.path === '/terminal/api/config') return sendJson(res, 200, {});
+  if (request.path === '/orchestrator/api/v1/policies/p1') return sendJson(res, 200, { id: 'p1', data: request.body ? JSON.parse(request.body) : null });
+  if (request.path === '/orchestrator/api/v1/policies/p1/lifecycle') return sendJson(res, 200, { lifecycle: true });
+  if (request.path === '/orchestrator/api/v1/terminals/refresh') return sendJson(res, 200, { refreshed: JSON.parse(request.body) });
+  res.writeHead(404, { 'content-type': 'text/plain' }).end('no such policy');
+};
+
 describe('configs calls to configured servers', () => {
-  let server: TestServer;
-  let admin: Account;
-  let remote: FakeServer;
-  let hanging: { url: string; close(): Promise<void> };
+  const world = useServer({
+    fakes: { start: async () => ({ remote: await fakeServer(remoteHandler), hanging: await silentServer() }) },
+    // A one-second deadline keeps the "server never answers" cases short.
+    env: { AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER_DATA: '1' },
+    admin: 'Remote Admin',
+  });
   let closed: string;
 
   beforeAll(async () => {
-    // A one-second deadline keeps the "server never answers" cases short.
-    server = await startServer({ env: { AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER_DATA: '1' } });
-    admin = await signup(server.api, 'Remote Admin');
-    remote = await fakeServer((request, res) => {
-      if (request.path.startsWith('/mcp') && request.method !== 'GET') return mcpHandler(request, res);
-      if (request.path === '/openapi.json') return sendJson(res, 200, OPENAPI);
-      if (request.path === '/.well-known/oauth-authorization-server') return sendJson(res, 200, OAUTH_METADATA);
-      if (request.path === '/orchestrator/api/v1/policies') return sendJson(res, 200, []);
-      if (request.path === '/terminal/api/config') return sendJson(res, 200, {});
-      if (request.path === '/orchestrator/api/v1/policies/p1') return sendJson(res, 200, { id: 'p1', data: request.body ? JSON.parse(request.body) : null });
-      if (request.path === '/orchestrator/api/v1/policies/p1/lifecycle') return sendJson(res, 200, { lifecycle: true });
-      if (request.path === '/orchestrator/api/v1/terminals/refresh') return sendJson(res, 200, { refreshed: JSON.parse(request.body) });
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such policy');
-    });
-    hanging = await silentServer();
     closed = await closedPortUrl();
   });
-  afterAll(async () => {
-    await remote.close();
-    await hanging.close();
-    await destroyServer(server);
-  });
 
-  const post = (path: string, body: unknown) => server.api.post(`/api/v1/configs${path}`, body, { token: admin.token });
+  const post = (path: string, body: unknown) => world.api.post(`/api/v1/configs${path}`, body, { token: world.admin.token });
   const toolServer = (url: string, extra: Record<string, unknown> = {}) => ({ url, path: '/openapi.json', auth_type: 'bearer', key: 'secret', config: null, ...extra });
 
   it('fetches a tool server OpenAPI document, sending the bearer key', async () => {
-    const res = await post('/tool_servers/verify', toolServer(remote.url));
+    const res = await post('/tool_servers/verify', toolServer(world.remote.url));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual(OPENAPI);
-    expect(remote.requests.at(-1)!.headers.authorization).toBe('Bearer secret');
+    expect(world.remote.requests.at(-1)!.headers.authorization).toBe('Bearer secret');
   });
 
   it('answers 400 for an unreachable, failing or silent tool server', async () => {
-    for (const url of [closed, `${remote.url}/missing`, hanging.url]) {
+    for (const url of [closed, `${world.remote.url}/missing`, world.hanging.url]) {
       const started = Date.now();
       const res = await post('/tool_servers/verify', toolServer(url));
       expect(res.status, url).toBe(400);
@@ -80,18 +74,18 @@ describe('configs calls to configured servers', () => {
   });
 
   it('lists the tools of an MCP server', async () => {
-    const res = await post('/tool_servers/verify', toolServer(`${remote.url}/mcp`, { type: 'mcp', auth_type: 'none', key: null }));
+    const res = await post('/tool_servers/verify', toolServer(`${world.remote.url}/mcp`, { type: 'mcp', auth_type: 'none', key: null }));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
       status: true,
       specs: [{ name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
     });
-    const toolsList = remote.requests.find((r) => r.body.includes('tools/list'))!;
+    const toolsList = world.remote.requests.find((r) => r.body.includes('tools/list'))!;
     expect(toolsList.headers['mcp-session-id']).toBe('session-1');
   });
 
   it('answers the reference failure when an MCP server cannot be reached or hangs', async () => {
-    for (const url of [closed, hanging.url]) {
+    for (const url of [closed, world.hanging.url]) {
       const res = await post('/tool_servers/verify', toolServer(url, { type: 'mcp', auth_type: 'none' }));
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: 'Failed to create MCP client' });
@@ -99,7 +93,7 @@ describe('configs calls to configured servers', () => {
   });
 
   it('fetches the OAuth 2.1 discovery document of an MCP server', async () => {
-    const res = await post('/tool_servers/verify', toolServer(`${remote.url}/mcp`, { type: 'mcp', auth_type: 'oauth_2.1' }));
+    const res = await post('/tool_servers/verify', toolServer(`${world.remote.url}/mcp`, { type: 'mcp', auth_type: 'oauth_2.1' }));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ status: true, oauth_server_metadata: OAUTH_METADATA });
 
@@ -111,9 +105,9 @@ describe('configs calls to configured servers', () => {
   });
 
   it('tells an orchestrator from a plain terminal server', async () => {
-    expect((await post('/terminal_servers/verify', { url: `${remote.url}/orchestrator/` })).body).toEqual({ status: true, type: 'orchestrator' });
-    expect((await post('/terminal_servers/verify', { url: `${remote.url}/terminal` })).body).toEqual({ status: true, type: 'terminal' });
-    for (const url of [closed, hanging.url]) {
+    expect((await post('/terminal_servers/verify', { url: `${world.remote.url}/orchestrator/` })).body).toEqual({ status: true, type: 'orchestrator' });
+    expect((await post('/terminal_servers/verify', { url: `${world.remote.url}/terminal` })).body).toEqual({ status: true, type: 'terminal' });
+    for (const url of [closed, world.hanging.url]) {
       const res = await post('/terminal_servers/verify', { url });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: 'Failed to connect to the terminal server' });
@@ -124,34 +118,34 @@ describe('configs calls to configured servers', () => {
   });
 
   it('reads and writes an orchestrator policy, passing its errors through', async () => {
-    const read = await post('/terminal_servers/policy', { url: `${remote.url}/orchestrator`, policy_id: 'p1' });
+    const read = await post('/terminal_servers/policy', { url: `${world.remote.url}/orchestrator`, policy_id: 'p1' });
     expect(read.status, read.text).toBe(200);
     expect(read.body).toEqual({ id: 'p1', data: null });
-    expect(remote.requests.at(-1)!.method).toBe('GET');
+    expect(world.remote.requests.at(-1)!.method).toBe('GET');
 
-    const write = await post('/terminal_servers/policy', { url: `${remote.url}/orchestrator`, key: 'k', policy_id: 'p1', policy_data: { cpu: 2 } });
+    const write = await post('/terminal_servers/policy', { url: `${world.remote.url}/orchestrator`, key: 'k', policy_id: 'p1', policy_data: { cpu: 2 } });
     expect(write.body).toEqual({ id: 'p1', data: { cpu: 2 } });
-    expect(remote.requests.at(-1)!.method).toBe('PUT');
-    expect(remote.requests.at(-1)!.headers.authorization).toBe('Bearer k');
+    expect(world.remote.requests.at(-1)!.method).toBe('PUT');
+    expect(world.remote.requests.at(-1)!.headers.authorization).toBe('Bearer k');
 
-    const missing = await post('/terminal_servers/policy', { url: `${remote.url}/orchestrator`, policy_id: 'p2' });
+    const missing = await post('/terminal_servers/policy', { url: `${world.remote.url}/orchestrator`, policy_id: 'p2' });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ detail: 'no such policy' });
 
-    const unreachable = await post('/terminal_servers/policy', { url: hanging.url, policy_id: 'p1' });
+    const unreachable = await post('/terminal_servers/policy', { url: world.hanging.url, policy_id: 'p1' });
     expect(unreachable.status).toBe(400);
     expect(unreachable.body).toEqual({ detail: 'Failed to access policy on terminal server' });
-    expect((await post('/terminal_servers/policy', { url: remote.url })).status).toBe(422);
+    expect((await post('/terminal_servers/policy', { url: world.remote.url })).status).toBe(422);
   });
 
   it('proxies lifecycle and refresh to an orchestrator', async () => {
-    const lifecycle = await post('/terminal_servers/lifecycle', { url: `${remote.url}/orchestrator`, policy_id: 'p1' });
+    const lifecycle = await post('/terminal_servers/lifecycle', { url: `${world.remote.url}/orchestrator`, policy_id: 'p1' });
     expect(lifecycle.body).toEqual({ lifecycle: true });
     const lifecycleDown = await post('/terminal_servers/lifecycle', { url: closed, policy_id: 'p1', lifecycle_data: { idle: 1 } });
     expect(lifecycleDown.status).toBe(400);
     expect(lifecycleDown.body).toEqual({ detail: 'Failed to access lifecycle on terminal server' });
 
-    const refresh = await post('/terminal_servers/refresh', { url: `${remote.url}/orchestrator`, user_id: 'u1' });
+    const refresh = await post('/terminal_servers/refresh', { url: `${world.remote.url}/orchestrator`, user_id: 'u1' });
     expect(refresh.status, refresh.text).toBe(200);
     expect(refresh.body).toEqual({ refreshed: { only_idle: true, reset: false, user_id: 'u1' } });
     const refreshDown = await post('/terminal_servers/refresh', { url: closed });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { describe, expect, it } from 'vitest';
 import { addUser, signup, type Account } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 /** Fields every caller of `/api/config` gets under `features`. */
 const PUBLIC_FEATURES = [
@@ -14,26 +14,21 @@ const PUBLIC_FEATURES = [
 ];
 
 describe('app-level system routes', () => {
-  let server: TestServer;
+  const world = useServer({ admin: false });
   let admin: Account;
   let member: Account;
   let pending: Account;
 
-  beforeAll(async () => {
-    server = await startServer();
-  });
-  afterAll(async () => destroyServer(server));
-
   it('answers the health and readiness probes', async () => {
     for (const path of ['/health', '/ready', '/health/db']) {
-      const res = await server.api.get(path);
+      const res = await world.api.get(path);
       expect(res.status, path).toBe(200);
       expect(res.body).toEqual({ status: true });
     }
   });
 
   it('shows onboarding in the public config while no account exists', async () => {
-    const res = await server.api.get('/api/config');
+    const res = await world.api.get('/api/config');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ onboarding: true, status: true, name: 'Open WebUI', version: '0.11.0', default_locale: '' });
     expect(res.body.oauth).toEqual({ providers: {}, auto_redirect: false });
@@ -44,10 +39,10 @@ describe('app-level system routes', () => {
   });
 
   it('drops onboarding once the first account exists', async () => {
-    admin = await signup(server.api, 'System Admin');
-    member = await addUser(server.api, admin, 'user');
-    pending = await addUser(server.api, admin, 'pending');
-    const res = await server.api.get('/api/config');
+    admin = await signup(world.api, 'System Admin');
+    member = await addUser(world.api, admin, 'user');
+    pending = await addUser(world.api, admin, 'pending');
+    const res = await world.api.get('/api/config');
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty('onboarding');
     // The first sign-up turns sign-up off, and the public view says so.
@@ -56,8 +51,8 @@ describe('app-level system routes', () => {
   });
 
   it('gives a member the full config, by bearer token or by cookie alone', async () => {
-    const byHeader = await server.api.get('/api/config', { token: member.token });
-    const byCookie = await server.api.get('/api/config', { cookie: `token=${member.token}` });
+    const byHeader = await world.api.get('/api/config', { token: member.token });
+    const byCookie = await world.api.get('/api/config', { cookie: `token=${member.token}` });
     for (const res of [byHeader, byCookie]) {
       expect(res.status, res.text).toBe(200);
       expect(res.body).not.toHaveProperty('onboarding');
@@ -87,7 +82,7 @@ describe('app-level system routes', () => {
   });
 
   it('gives a pending account only the pending overlay texts', async () => {
-    const res = await server.api.get('/api/config', { token: pending.token });
+    const res = await world.api.get('/api/config', { token: pending.token });
     expect(res.status).toBe(200);
     expect(res.body.ui).toEqual({ pending_user_overlay_title: '', pending_user_overlay_content: '' });
     expect(res.body).not.toHaveProperty('default_models');
@@ -96,23 +91,23 @@ describe('app-level system routes', () => {
   });
 
   it('refuses a token it cannot decode with 401, clearing a stale cookie', async () => {
-    const byHeader = await server.api.get('/api/config', { token: 'not-a-token' });
+    const byHeader = await world.api.get('/api/config', { token: 'not-a-token' });
     expect(byHeader.status).toBe(401);
     expect(byHeader.body).toEqual({ detail: 'Invalid token' });
 
-    const byCookie = await server.api.get('/api/config', { cookie: 'token=not-a-token' });
+    const byCookie = await world.api.get('/api/config', { cookie: 'token=not-a-token' });
     expect(byCookie.status).toBe(401);
     expect(byCookie.headers.getSetCookie().some((c) => c.startsWith('token=;'))).toBe(true);
 
-    const unknownKey = await server.api.get('/api/config', { token: 'sk-unknown' });
+    const unknownKey = await world.api.get('/api/config', { token: 'sk-unknown' });
     expect(unknownKey.status).toBe(401);
   });
 
   it('answers the public view for a valid token whose account is gone', async () => {
-    const leaving = await addUser(server.api, admin, 'user');
-    const del = await server.api.delete(`/api/v1/users/${leaving.id}`, { token: admin.token });
+    const leaving = await addUser(world.api, admin, 'user');
+    const del = await world.api.delete(`/api/v1/users/${leaving.id}`, { token: admin.token });
     expect(del.status, del.text).toBe(200);
-    const res = await server.api.get('/api/config', { token: leaving.token });
+    const res = await world.api.get('/api/config', { token: leaving.token });
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty('default_models');
     expect(res.body).not.toHaveProperty('onboarding');
@@ -120,31 +115,31 @@ describe('app-level system routes', () => {
 
   it('reports stored settings in the config', async () => {
     const form = { DEFAULT_MODELS: 'alpha,beta', DEFAULT_PINNED_MODELS: 'alpha', MODEL_ORDER_LIST: [] };
-    const set = await server.api.post('/api/v1/configs/models', form, { token: admin.token });
+    const set = await world.api.post('/api/v1/configs/models', form, { token: admin.token });
     expect(set.status, set.text).toBe(200);
-    const res = await server.api.get('/api/config', { token: admin.token });
+    const res = await world.api.get('/api/config', { token: admin.token });
     expect(res.body.default_models).toBe('alpha,beta');
     expect(res.body.default_pinned_models).toBe('alpha');
   });
 
   it('answers the version without credentials, even with a bogus header', async () => {
-    for (const headers of [{}, { authorization: 'Bearer undefined' }]) {
-      const res = await server.api.get('/api/version', { headers });
+    for (const headers of [{}, { authorization: 'Bearer undefined' }] as Record<string, string>[]) {
+      const res = await world.api.get('/api/version', { headers });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ version: '0.11.0', deployment_id: '' });
     }
   });
 
   it('reports the running version as the latest, to signed-in members only', async () => {
-    expect((await server.api.get('/api/version/updates')).status).toBe(401);
-    expect((await server.api.get('/api/version/updates', { token: pending.token })).status).toBe(401);
-    const res = await server.api.get('/api/version/updates', { token: member.token });
+    expect((await world.api.get('/api/version/updates')).status).toBe(401);
+    expect((await world.api.get('/api/version/updates', { token: pending.token })).status).toBe(401);
+    const res = await world.api.get('/api/version/updates', { token: member.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ current: '0.11.0', latest: '0.11.0' });
   });
 
   it('serves the changelog without credentials', async () => {
-    const res = await server.api.get('/api/changelog');
+    const res = await world.api.get('/api/changelog');
     expect(res.status).toBe(200);
     const [version] = Object.keys(res.body);
     expect(version).toBe('0.11.0');
@@ -153,23 +148,23 @@ describe('app-level system routes', () => {
   });
 
   it('shows usage to admins only by default', async () => {
-    expect((await server.api.get('/api/usage')).status).toBe(401);
-    const denied = await server.api.get('/api/usage', { token: member.token });
+    expect((await world.api.get('/api/usage')).status).toBe(401);
+    const denied = await world.api.get('/api/usage', { token: member.token });
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({ detail: 'Access denied. Only administrators can view usage statistics.' });
-    const res = await server.api.get('/api/usage', { token: admin.token });
+    const res = await world.api.get('/api/usage', { token: admin.token });
     expect(res.status).toBe(200);
     expect(res.body.model_ids).toEqual([]);
     expect(res.body.user_count).toBeGreaterThanOrEqual(1);
   });
 
   it('serves the PWA manifest and the OpenSearch description', async () => {
-    const manifest = await server.api.get('/manifest.json');
+    const manifest = await world.api.get('/manifest.json');
     expect(manifest.status).toBe(200);
     expect(manifest.body).toMatchObject({ name: 'Open WebUI', short_name: 'Open WebUI', start_url: '/', display: 'standalone' });
     expect(manifest.body.icons).toHaveLength(2);
 
-    const search = await server.api.get('/opensearch.xml');
+    const search = await world.api.get('/opensearch.xml');
     expect(search.status).toBe(200);
     expect(search.headers.get('content-type')).toMatch(/^application\/xml/);
     expect(search.text).toContain('<ShortName>Open WebUI</ShortName>');
@@ -178,34 +173,28 @@ describe('app-level system routes', () => {
 });
 
 describe('system routes with a custom name, a deployment id and API keys', () => {
-  let server: TestServer;
   let admin: Account;
-  beforeAll(async () => {
-    server = await startServer({
-      env: { WEBUI_NAME: 'Team Chat', DEPLOYMENT_ID: 'blue', ENABLE_PUBLIC_ACTIVE_USERS_COUNT: 'true', ENABLE_API_KEYS: 'true' },
-    });
-  });
-  afterAll(async () => destroyServer(server));
+  const world = useServer({ env: { WEBUI_NAME: 'Team Chat', DEPLOYMENT_ID: 'blue', ENABLE_PUBLIC_ACTIVE_USERS_COUNT: 'true', ENABLE_API_KEYS: 'true' }, admin: false });
 
   it('names the product as the reference does and reports the deployment', async () => {
-    expect((await server.api.get('/api/config')).body.name).toBe('Team Chat (Open WebUI)');
-    expect((await server.api.get('/api/version')).body).toEqual({ version: '0.11.0', deployment_id: 'blue' });
-    expect((await server.api.get('/manifest.json')).body.name).toBe('Team Chat (Open WebUI)');
+    expect((await world.api.get('/api/config')).body.name).toBe('Team Chat (Open WebUI)');
+    expect((await world.api.get('/api/version')).body).toEqual({ version: '0.11.0', deployment_id: 'blue' });
+    expect((await world.api.get('/manifest.json')).body.name).toBe('Team Chat (Open WebUI)');
   });
 
   it('gives the full config for an API key where keys are enabled', async () => {
-    admin = await signup(server.api, 'Key Admin');
-    const created = await server.api.post('/api/v1/auths/api_key', undefined, { token: admin.token });
+    admin = await signup(world.api, 'Key Admin');
+    const created = await world.api.post('/api/v1/auths/api_key', undefined, { token: admin.token });
     expect(created.status, created.text).toBe(200);
-    const res = await server.api.get('/api/config', { token: created.body.api_key });
+    const res = await world.api.get('/api/config', { token: created.body.api_key });
     expect(res.status, res.text).toBe(200);
     expect(res.body.features.enable_api_keys).toBe(true);
     expect(res.body).toHaveProperty('default_models');
   });
 
   it('shows usage to members when the active-user count is public', async () => {
-    const member = await addUser(server.api, admin, 'user');
-    const res = await server.api.get('/api/usage', { token: member.token });
+    const member = await addUser(world.api, admin, 'user');
+    const res = await world.api.get('/api/usage', { token: member.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ model_ids: [], user_count: expect.any(Number) });
   });

@@ -3,7 +3,7 @@ import type { GrantSpec } from '../../../src/core/access/grants.js';
 import type { AccessService } from '../../../src/core/access/service.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { Db } from '../../../src/core/db/database.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
+import { destroyServer, startServer, withServer, type TestServer } from '../../helpers/server.js';
 import { type Account, addUser, signup } from '../../helpers/users.js';
 
 /**
@@ -148,8 +148,7 @@ describe('public grants', () => {
 
 describe('admins and BYPASS_ADMIN_ACCESS_CONTROL', () => {
   it('without the bypass an admin needs ownership or a grant like anyone else', async () => {
-    const strict = await startServer({ env: { BYPASS_ADMIN_ACCESS_CONTROL: 'false' } });
-    try {
+    await withServer({ env: { BYPASS_ADMIN_ACCESS_CONTROL: 'false' } }, async (strict) => {
       const root = await signup(strict.api, 'Strict Admin');
       const rootUser = (await strict.parley.services.users.byId(root.id)) as UserRecord;
       const strictAccess = strict.parley.services.access;
@@ -161,9 +160,7 @@ describe('admins and BYPASS_ADMIN_ACCESS_CONTROL', () => {
       const subject = await strictAccess.subjectOf(rootUser);
       expect(subject.bypass).toBe(false);
       expect([...(await strictAccess.accessibleIds(subject, TYPE, 'read', ['x', 'y']))]).toEqual(['x']);
-    } finally {
-      await destroyServer(strict);
-    }
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   FORM_DEFAULTS,
   fillMissing,
@@ -8,9 +8,8 @@ import {
   permissionsFromEnv,
 } from '../../../src/core/access/permissions.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
-import type { EventPayload } from '../../../src/core/events/publish.js';
-import { destroyServer, startServer, type TestServer } from '../../helpers/server.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
+import type { Account } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 describe('the default tree', () => {
   const tree = permissionsFromEnv({});
@@ -101,29 +100,15 @@ describe('merging across groups', () => {
 });
 
 describe('AccessService permissions', () => {
-  let server: TestServer;
-  let admin: Account;
-  let member: Account;
-  let loner: Account;
-  const events: EventPayload[] = [];
-  const record = async (account: Account) => (await server.parley.services.users.byId(account.id)) as UserRecord;
-
-  beforeAll(async () => {
-    server = await startServer({ env: { USER_PERMISSIONS_FEATURES_NOTES: 'false', USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS: 'true' } });
-    server.parley.core.events.subscribe((e) => {
-      events.push(e);
-    });
-    admin = await signup(server.api, 'Perm Admin');
-    member = await addUser(server.api, admin, 'user', 'Perm Member');
-    loner = await addUser(server.api, admin, 'user', 'Perm Loner');
+  const world = useServer({
+    env: { USER_PERMISSIONS_FEATURES_NOTES: 'false', USER_PERMISSIONS_WORKSPACE_TOOLS_ACCESS: 'true' },
+    admin: 'Perm Admin',
+    users: { member: ['user', 'Perm Member'], loner: ['user', 'Perm Loner'] },
   });
-
-  afterAll(async () => {
-    await destroyServer(server);
-  });
+  const record = async (account: Account) => (await world.server.parley.services.users.byId(account.id)) as UserRecord;
 
   it('seeds the stored default and the baseline from the environment', () => {
-    const access = server.parley.services.access;
+    const access = world.server.parley.services.access;
     expect(access.baselinePermissions().features.notes).toBe(false);
     expect(access.baselinePermissions().workspace.tools).toBe(true);
     expect(access.defaultPermissions().features.notes).toBe(false);
@@ -131,53 +116,53 @@ describe('AccessService permissions', () => {
   });
 
   it("merges the user's groups into the defaults; admins pass every check", async () => {
-    const access = server.parley.services.access;
-    const api = server.api;
-    const a = await api.post('/api/v1/groups/create', { name: 'A', description: '', permissions: { features: { api_keys: true }, chat: { call: false } } }, { token: admin.token });
-    const b = await api.post('/api/v1/groups/create', { name: 'B', description: '', permissions: { features: { api_keys: false, webhooks: true } } }, { token: admin.token });
-    for (const g of [a.body, b.body]) await api.post(`/api/v1/groups/id/${g.id}/users/add`, { user_ids: [member.id] }, { token: admin.token });
+    const access = world.server.parley.services.access;
+    const api = world.api;
+    const a = await api.post('/api/v1/groups/create', { name: 'A', description: '', permissions: { features: { api_keys: true }, chat: { call: false } } }, { token: world.admin.token });
+    const b = await api.post('/api/v1/groups/create', { name: 'B', description: '', permissions: { features: { api_keys: false, webhooks: true } } }, { token: world.admin.token });
+    for (const g of [a.body, b.body]) await api.post(`/api/v1/groups/id/${g.id}/users/add`, { user_ids: [world.member.id] }, { token: world.admin.token });
 
-    const mine = await access.permissionsOf(await record(member));
+    const mine = await access.permissionsOf(await record(world.member));
     expect(mine.features).toMatchObject({ api_keys: true, webhooks: true, notes: false });
     expect(mine.chat.call).toBe(true);
-    expect(await access.hasPermission(await record(member), 'features.api_keys')).toBe(true);
-    expect(await access.hasPermission(await record(member), 'features.notes')).toBe(false);
+    expect(await access.hasPermission(await record(world.member), 'features.api_keys')).toBe(true);
+    expect(await access.hasPermission(await record(world.member), 'features.notes')).toBe(false);
 
-    expect(await access.permissionsOf(await record(loner))).toEqual(access.defaultPermissions());
-    expect(await access.hasPermission(await record(loner), 'features.api_keys')).toBe(false);
-    expect(await access.hasPermission(await record(loner), 'workspace.tools')).toBe(true);
+    expect(await access.permissionsOf(await record(world.loner))).toEqual(access.defaultPermissions());
+    expect(await access.hasPermission(await record(world.loner), 'features.api_keys')).toBe(false);
+    expect(await access.hasPermission(await record(world.loner), 'workspace.tools')).toBe(true);
 
-    const root = await record(admin);
+    const root = await record(world.admin);
     expect(await access.hasPermission(root, 'features.api_keys')).toBe(true);
     expect(await access.hasPermission(root, 'anything.at.all')).toBe(true);
     expect(await access.permissionsOf(root)).toEqual(access.defaultPermissions());
   });
 
   it('stores a new default tree, publishes user.permissions_updated, and every user sees it', async () => {
-    const access = server.parley.services.access;
-    events.length = 0;
+    const access = world.server.parley.services.access;
+    world.events.length = 0;
     const tree = Object.fromEntries(Object.keys(FORM_DEFAULTS).map((s) => [s, {}])) as Record<string, Record<string, boolean>>;
     tree.features = { notes: true, api_keys: true };
-    const stored = await access.setDefaultPermissions(await record(admin), tree);
+    const stored = await access.setDefaultPermissions(await record(world.admin), tree);
     expect(stored.features.api_keys).toBe(true);
     expect(stored.sharing.public_tools).toBe(true);
     expect(access.defaultPermissions()).toEqual(stored);
-    expect(await access.hasPermission(await record(loner), 'features.api_keys')).toBe(true);
+    expect(await access.hasPermission(await record(world.loner), 'features.api_keys')).toBe(true);
     expect(access.baselinePermissions().features.api_keys).toBe(false);
-    expect(events.map((e) => e.event)).toEqual(['user.permissions_updated']);
-    expect(events[0]).toMatchObject({ actor: { id: admin.id }, subject: { type: 'config', id: 'user.permissions' } });
+    expect(world.events.map((e) => e.event)).toEqual(['user.permissions_updated']);
+    expect(world.events[0]).toMatchObject({ actor: { id: world.admin.id }, subject: { type: 'config', id: 'user.permissions' } });
 
-    await expect(access.setDefaultPermissions(await record(admin), { workspace: {} })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(access.setDefaultPermissions(await record(world.admin), { workspace: {} })).rejects.toMatchObject({ statusCode: 400 });
     expect(access.defaultPermissions()).toEqual(stored);
   });
 
   it('fills keys a stored tree lacks (saved by an older release) from the baseline', async () => {
-    const before = server.parley.services.access.defaultPermissions();
-    await server.parley.core.settings.set({ 'user.permissions': { features: { api_keys: true } } }, 1);
-    const filled = server.parley.services.access.defaultPermissions();
+    const before = world.server.parley.services.access.defaultPermissions();
+    await world.server.parley.core.settings.set({ 'user.permissions': { features: { api_keys: true } } }, 1);
+    const filled = world.server.parley.services.access.defaultPermissions();
     expect(filled.features.api_keys).toBe(true);
     expect(filled.features.notes).toBe(false);
     expect(filled.chat.call).toBe(true);
-    await server.parley.core.settings.set({ 'user.permissions': before }, 1);
+    await world.server.parley.core.settings.set({ 'user.permissions': before }, 1);
   });
 });
