@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolsService } from '../../../src/areas/tools/service.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { PluginError } from '../../../src/core/python/errors.js';
-import { destroyServer } from '../../helpers/server.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { corpusSource, createTool, simpleTool, startToolsServer, toolBody } from './helpers.js';
+import { withServer } from '../../helpers/server.js';
+import { signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { corpusSource, createTool, simpleTool, toolBody, TOOLS_ENV } from './helpers.js';
 
 /**
  * Tool calls through the tools service (the chat layer's entry) on a running
@@ -12,25 +13,16 @@ import { corpusSource, createTool, simpleTool, startToolsServer, toolBody } from
  * event-emitting tools, and a misbehaving tool never stopping the server.
  */
 describe('callTool through the tools service', () => {
-  let server: Awaited<ReturnType<typeof startToolsServer>>;
   let tools: ToolsService;
-  let admin: Account;
-  let alice: Account;
   let aliceRecord: UserRecord;
 
+  const world = useServer({ env: { ...TOOLS_ENV, PLUGIN_POOL_SIZE: '3', PLUGIN_CALL_TIMEOUT: '2' }, admin: 'Exec Admin', users: { alice: ['user', 'Alice Caller'] } });
   beforeAll(async () => {
-    server = await startToolsServer({ env: { PLUGIN_POOL_SIZE: '3', PLUGIN_CALL_TIMEOUT: '2' } });
-    tools = server.parley.services.tools;
-    admin = await signup(server.api, 'Exec Admin');
-    alice = await addUser(server.api, admin, 'user', 'Alice Caller');
-    await createTool(server, admin, 'runtime', { content: corpusSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
-    await server.api.post('/api/v1/tools/id/runtime/valves/update', { prefix: 'stored' }, { token: admin.token });
-    await server.api.post('/api/v1/tools/id/runtime/valves/user/update', { nickname: 'ali' }, { token: alice.token });
-    aliceRecord = (await server.parley.services.users.byId(alice.id))!;
-  });
-
-  afterAll(async () => {
-    await destroyServer(server);
+    tools = world.server.parley.services.tools;
+    await createTool(world.server, world.admin, 'runtime', { content: corpusSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
+    await world.api.post('/api/v1/tools/id/runtime/valves/update', { prefix: 'stored' }, { token: world.admin.token });
+    await world.api.post('/api/v1/tools/id/runtime/valves/user/update', { nickname: 'ali' }, { token: world.alice.token });
+    aliceRecord = (await world.server.parley.services.users.byId(world.alice.id))!;
   });
 
   /** Polls the HTTP API until `done` settles; every answer must be a 200. */
@@ -39,7 +31,7 @@ describe('callTool through the tools service', () => {
     void done.finally(() => (settled = true)).catch(() => undefined);
     let answered = 0;
     while (!settled) {
-      const [list, health] = await Promise.all([server.api.get('/api/v1/tools/', { token: admin.token }), server.api.get('/health')]);
+      const [list, health] = await Promise.all([world.api.get('/api/v1/tools/', { token: world.admin.token }), world.api.get('/health')]);
       expect([list.status, health.status]).toEqual([200, 200]);
       answered++;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -49,7 +41,7 @@ describe('callTool through the tools service', () => {
 
   it('round trip: the arguments, stored valves, user valves, __user__ and __id__', async () => {
     const result = await tools.callTool('runtime', 'echo', { text: 'ab', times: '2' }, { user: aliceRecord });
-    expect(result).toEqual({ value: `stored:abab:ali:${alice.name}:runtime`, text: `stored:abab:ali:${alice.name}:runtime`, files: [], embeds: [], response: null });
+    expect(result).toEqual({ value: `stored:abab:ali:${world.alice.name}:runtime`, text: `stored:abab:ali:${world.alice.name}:runtime`, files: [], embeds: [], response: null });
     // Without a user: the user valves' defaults, no name in __user__.
     expect((await tools.callTool('runtime', 'echo', { text: 'x' })).value).toBe('stored:x:anon:None:runtime');
   });
@@ -104,7 +96,7 @@ describe('callTool through the tools service', () => {
 
   it('survives a tool that kills its own interpreter', async () => {
     await expect(tools.callTool('runtime', 'die', {})).rejects.toMatchObject({ code: 'worker_died' });
-    expect((await server.api.get('/api/v1/tools/id/runtime', { token: admin.token })).status).toBe(200);
+    expect((await world.api.get('/api/v1/tools/id/runtime', { token: world.admin.token })).status).toBe(200);
     expect((await tools.callTool('runtime', 'echo', { text: 'alive' })).value).toBe('stored:alive:anon:None:runtime');
   });
 
@@ -120,7 +112,7 @@ describe('callTool through the tools service', () => {
 
   it('creates, calls and updates tools while HTTP requests keep being answered', async () => {
     const work = (async () => {
-      const created = await server.api.post('/api/v1/tools/create', toolBody('busy_tool', { content: simpleTool('first') }), { token: admin.token });
+      const created = await world.api.post('/api/v1/tools/create', toolBody('busy_tool', { content: simpleTool('first') }), { token: world.admin.token });
       expect(created.status, created.text).toBe(200);
       const calls = await Promise.all([
         tools.callTool('busy_tool', 'marker', { text: 'a' }),
@@ -128,7 +120,7 @@ describe('callTool through the tools service', () => {
         tools.callTool('busy_tool', 'marker', { text: 'b' }),
       ]);
       expect(calls.map((c) => c.value)).toEqual(['first:a', 'slept ', 'first:b']);
-      const updated = await server.api.post('/api/v1/tools/id/busy_tool/update', toolBody('busy_tool', { content: simpleTool('second') }), { token: admin.token });
+      const updated = await world.api.post('/api/v1/tools/id/busy_tool/update', toolBody('busy_tool', { content: simpleTool('second') }), { token: world.admin.token });
       expect(updated.status, updated.text).toBe(200);
       // Every worker that had the old source loaded gets the new one.
       const after = await Promise.all([0, 1, 2, 3].map(() => tools.callTool('busy_tool', 'marker', {})));
@@ -141,8 +133,7 @@ describe('callTool through the tools service', () => {
 
 describe('callTool with ENABLE_PLUGINS=false', () => {
   it('fails with disabled', async () => {
-    const server = await startToolsServer({ env: { ENABLE_PLUGINS: 'false' } });
-    try {
+    await withServer({ env: { ...TOOLS_ENV, ENABLE_PLUGINS: 'false' } }, async (server) => {
       const admin = await signup(server.api, 'Off');
       const now = Math.floor(Date.now() / 1000);
       await server.parley.core.db
@@ -150,8 +141,6 @@ describe('callTool with ENABLE_PLUGINS=false', () => {
         .values({ id: 'stored', user_id: admin.id, name: 's', content: simpleTool(), specs: '[]', meta: '{}', valves: null, version: 'v1', updated_at: now, created_at: now })
         .execute();
       await expect(server.parley.services.tools.callTool('stored', 'marker', {})).rejects.toMatchObject({ code: 'disabled' });
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { EventPayload } from '../../../src/core/events/publish.js';
-import { type StartOptions, type TestServer, startServer } from '../../helpers/server.js';
+import type { TestServer } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
 
 /** The plugin host's corpus: the worked examples and the runtime tool (test/core/python/tools). */
@@ -16,21 +15,8 @@ export function corpusExpected(name: string): { frontmatter: Record<string, stri
   return JSON.parse(readFileSync(path.join(CORPUS, 'expected', `${name}.json`), 'utf8'));
 }
 
-/**
- * A server for tool tests: no pip installs (the corpus names requirements it
- * does not import), local load-URL targets allowed unless the test says otherwise.
- */
-export async function startToolsServer(options: StartOptions = {}): Promise<TestServer & { events: EventPayload[] }> {
-  const server = await startServer({
-    ...options,
-    env: { ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS: 'false', PLUGIN_POOL_SIZE: '3', ...options.env },
-  });
-  const events: EventPayload[] = [];
-  server.parley.core.events.subscribe((event) => {
-    events.push(event);
-  });
-  return Object.assign(server, { events });
-}
+/** The environment of tool tests: no pip installs (the corpus names requirements it does not import), three workers. */
+export const TOOLS_ENV = { ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS: 'false', PLUGIN_POOL_SIZE: '3' };
 
 /** A minimal tool source with one function and both valves classes. */
 export function simpleTool(marker = 'one'): string {

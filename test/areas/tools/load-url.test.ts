@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { githubRawUrl, toolNameFromUrl } from '../../../src/areas/tools/load-url.js';
 import { ERROR } from '../../../src/core/http/errors.js';
-import { destroyServer } from '../../helpers/server.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
-import { simpleTool, startToolsServer } from './helpers.js';
+import { destroyServer, startServer } from '../../helpers/server.js';
+import { signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { simpleTool, TOOLS_ENV } from './helpers.js';
 
 const LIMIT = 4096;
 
@@ -32,35 +33,33 @@ function startSource(): Promise<Server> {
 }
 
 describe('POST /api/v1/tools/load/url', () => {
-  let server: Awaited<ReturnType<typeof startToolsServer>>;
+  const world = useServer({
+    env: { ...TOOLS_ENV, ENABLE_LOCAL_WEB_FETCH: 'true', TOOL_LOAD_URL_MAX_BYTES: String(LIMIT), AIOHTTP_CLIENT_TIMEOUT: '1' },
+    admin: 'Loader Admin',
+    users: { user: ['user', 'Lou User'] },
+  });
   let source: Server;
   let base: string;
-  let admin: Account;
-  let user: Account;
 
   beforeAll(async () => {
     source = await startSource();
     base = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
-    server = await startToolsServer({ env: { ENABLE_LOCAL_WEB_FETCH: 'true', TOOL_LOAD_URL_MAX_BYTES: String(LIMIT), AIOHTTP_CLIENT_TIMEOUT: '1' } });
-    admin = await signup(server.api, 'Loader Admin');
-    user = await addUser(server.api, admin, 'user', 'Lou User');
   });
 
   afterAll(async () => {
-    await destroyServer(server);
     source.closeAllConnections();
     await new Promise((resolve) => source.close(resolve));
   });
 
-  const load = (url: unknown, token = admin.token) => server.api.post('/api/v1/tools/load/url', { url }, { token });
+  const load = (url: unknown, token = world.admin.token) => world.api.post('/api/v1/tools/load/url', { url }, { token });
 
   it('returns the name and the source, storing nothing', async () => {
     const res = await load(`${base}/tools/weather.py`);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ name: 'weather', content: simpleTool('loaded') });
     expect((await load(`${base}/pack/main.py`)).body.name).toBe('pack');
-    expect((await server.api.get('/api/v1/tools/', { token: admin.token })).body).toEqual([]);
-    expect(server.events.filter((e) => e.event.startsWith('tool.'))).toEqual([]);
+    expect((await world.api.get('/api/v1/tools/', { token: world.admin.token })).body).toEqual([]);
+    expect(world.events.filter((e) => e.event.startsWith('tool.'))).toEqual([]);
   });
 
   it('follows redirects, checking every hop', async () => {
@@ -101,7 +100,7 @@ describe('POST /api/v1/tools/load/url', () => {
     expect(refused.body.detail).toMatch(/^\[ERROR: Error fetching tool: .*ECONNREFUSED/);
 
     const started = Date.now();
-    const [slow, health] = await Promise.all([load(`${base}/slow.py`), server.api.get('/health')]);
+    const [slow, health] = await Promise.all([load(`${base}/slow.py`), world.api.get('/health')]);
     expect(health.status).toBe(200);
     expect(slow.status).toBe(400);
     expect(slow.body).toEqual({ detail: '[ERROR: Error fetching tool: no answer within 1 s]' });
@@ -121,11 +120,11 @@ describe('POST /api/v1/tools/load/url', () => {
       expect(res.status, String(url)).toBe(422);
       expect(res.body.detail[0].loc).toEqual(['body', 'url']);
     }
-    expect((await server.api.post('/api/v1/tools/load/url', {}, { token: admin.token })).status).toBe(422);
+    expect((await world.api.post('/api/v1/tools/load/url', {}, { token: world.admin.token })).status).toBe(422);
   });
 
   it('is for admins only', async () => {
-    const res = await load(`${base}/tools/weather.py`, user.token);
+    const res = await load(`${base}/tools/weather.py`, world.user.token);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ detail: ERROR.ACCESS_PROHIBITED });
   });
@@ -134,7 +133,7 @@ describe('POST /api/v1/tools/load/url', () => {
 describe('load URL rules by default (no ENABLE_LOCAL_WEB_FETCH)', () => {
   it('refuses loopback and private targets with 400 INVALID_URL', async () => {
     const source = await startSource();
-    const server = await startToolsServer();
+    const server = await startServer({ env: TOOLS_ENV });
     try {
       const admin = await signup(server.api, 'Strict Loader');
       const port = (source.address() as AddressInfo).port;

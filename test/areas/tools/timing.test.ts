@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer } from '../../helpers/server.js';
-import { type Account, signup } from '../../helpers/users.js';
-import { corpusSource, startToolsServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { useServer } from '../../helpers/world.js';
+import { corpusSource, TOOLS_ENV } from './helpers.js';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.floor(values.length * p)];
@@ -10,26 +9,16 @@ const percentile = (values: number[], p: number) => [...values].sort((a, b) => a
 // warm tool-call round trip ≤ 2 ms median, extraction of a typical tool ≤ 150 ms. The asserted bounds
 // are loose so that a loaded CI machine does not fail them; the figures are printed.
 describe('timing through the tools service', () => {
-  let server: Awaited<ReturnType<typeof startToolsServer>>;
-  let admin: Account;
-
-  beforeAll(async () => {
-    server = await startToolsServer({ env: { PLUGIN_POOL_SIZE: '1' } });
-    admin = await signup(server.api, 'Timing Admin');
-  });
-
-  afterAll(async () => {
-    await destroyServer(server);
-  });
+  const world = useServer({ env: { ...TOOLS_ENV, PLUGIN_POOL_SIZE: '1' }, admin: 'Timing Admin' });
 
   it('creating a typical tool (extraction, storing, over HTTP)', async () => {
     const times: number[] = [];
     for (let i = 0; i < 20; i++) {
       const started = performance.now();
-      const res = await server.api.post(
+      const res = await world.api.post(
         '/api/v1/tools/create',
         { id: `timed_${i}`, name: 'Timed', content: `${corpusSource('example1_weather')}\n# revision ${i}\n`, meta: {} },
-        { token: admin.token },
+        { token: world.admin.token },
       );
       times.push(performance.now() - started);
       expect(res.status).toBe(200);
@@ -41,10 +30,10 @@ describe('timing through the tools service', () => {
   });
 
   it('warm tool-call round trip (stored valves and user valves applied)', async () => {
-    await server.api.post('/api/v1/tools/id/timed_0/valves/update', { api_key: 'k' }, { token: admin.token });
-    await server.api.post('/api/v1/tools/id/timed_0/valves/user/update', { units: 'imperial' }, { token: admin.token });
-    const user = (await server.parley.services.users.byId(admin.id))!;
-    const tools = server.parley.services.tools;
+    await world.api.post('/api/v1/tools/id/timed_0/valves/update', { api_key: 'k' }, { token: world.admin.token });
+    await world.api.post('/api/v1/tools/id/timed_0/valves/user/update', { units: 'imperial' }, { token: world.admin.token });
+    const user = (await world.server.parley.services.users.byId(world.admin.id))!;
+    const tools = world.server.parley.services.tools;
     for (let i = 0; i < 50; i++) await tools.callTool('timed_0', 'get_weather', { city: 'Oslo' }, { user });
     const times: number[] = [];
     for (let i = 0; i < 500; i++) {
