@@ -14,3 +14,17 @@ export function sseData(text: string): unknown[] {
     .map((line) => line.slice(5).trim())
     .map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
 }
+
+/** Posts `body` to a streaming route, reads `chunks` chunks of the answer, then goes away as a closed tab does. */
+export async function readThenLeave(url: string, token: string, body: unknown, chunks = 1): Promise<void> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  const reader = response.body!.getReader();
+  for (let i = 0; i < chunks; i++) await reader.read();
+  controller.abort();
+}

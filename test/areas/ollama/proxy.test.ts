@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeProviders, startFakeOllama } from '../../helpers/fake-upstreams.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
-import { readChunks } from '../models/setup.js';
+import { readChunks, readThenLeave } from '../models/setup.js';
 
 const providers = fakeProviders();
 const world = useServer({
@@ -163,16 +163,7 @@ describe('POST /ollama/api/chat', () => {
 
   it('cancels Ollama\'s stream when the client goes away', async () => {
     const before = world.ollama.cancelled;
-    const controller = new AbortController();
-    const response = await fetch(`${world.server.url}/ollama/api/chat`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'llama-fake-endless:latest', messages: [{ role: 'user', content: 'go' }] }),
-      signal: controller.signal,
-    });
-    const reader = response.body!.getReader();
-    await reader.read();
-    controller.abort();
+    await readThenLeave(`${world.server.url}/ollama/api/chat`, world.admin.token, { model: 'llama-fake-endless:latest', messages: [{ role: 'user', content: 'go' }] });
     await world.ollama.waitForCancelled(before + 1);
   });
 });

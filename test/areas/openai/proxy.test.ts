@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fakeProviders } from '../../helpers/fake-upstreams.js';
 import { useServer, withWorld } from '../../helpers/world.js';
-import { readChunks, sseData } from '../models/setup.js';
+import { readChunks, readThenLeave, sseData } from '../models/setup.js';
 
 const world = useServer({ fakes: fakeProviders(), env: { USER_PERMISSIONS_WORKSPACE_MODELS_ACCESS: 'true' }, admin: 'OpenAI Admin', users: { alice: ['user', 'OpenAI Alice'] } });
 
@@ -215,17 +215,7 @@ describe('POST /openai/chat/completions', () => {
 
   it('cancels the provider\'s stream when the client goes away', async () => {
     const before = world.openai.cancelled;
-    const controller = new AbortController();
-    const response = await fetch(`${world.server.url}/openai/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(chat('gpt-fake-endless', { stream: true })),
-      signal: controller.signal,
-    });
-    const reader = response.body!.getReader();
-    await reader.read();
-    await reader.read();
-    controller.abort();
+    await readThenLeave(`${world.server.url}/openai/chat/completions`, world.admin.token, chat('gpt-fake-endless', { stream: true }), 2);
     await world.openai.waitForCancelled(before + 1);
     expect(world.openai.cancelled).toBe(before + 1);
   });

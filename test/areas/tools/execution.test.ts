@@ -2,10 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolsService } from '../../../src/areas/tools/service.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { PluginError } from '../../../src/core/python/errors.js';
+import { PROGRESS_OF_TWO, toolSource } from '../../core/python/helpers.js';
 import { withServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
-import { corpusSource, createTool, simpleTool, toolBody, TOOLS_ENV } from './helpers.js';
+import { createTool, simpleTool, toolBody, TOOLS_ENV } from './helpers.js';
 
 /**
  * Tool calls through the tools service (the chat layer's entry) on a running
@@ -19,7 +20,7 @@ describe('callTool through the tools service', () => {
   const world = useServer({ env: { ...TOOLS_ENV, PLUGIN_POOL_SIZE: '3', PLUGIN_CALL_TIMEOUT: '2' }, admin: 'Exec Admin', users: { alice: ['user', 'Alice Caller'] } });
   beforeAll(async () => {
     tools = world.server.parley.services.tools;
-    await createTool(world.server, world.admin, 'runtime', { content: corpusSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
+    await createTool(world.server, world.admin, 'runtime', { content: toolSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
     await world.api.post('/api/v1/tools/id/runtime/valves/update', { prefix: 'stored' }, { token: world.admin.token });
     await world.api.post('/api/v1/tools/id/runtime/valves/user/update', { nickname: 'ali' }, { token: world.alice.token });
     aliceRecord = (await world.server.parley.services.users.byId(world.alice.id))!;
@@ -68,12 +69,8 @@ describe('callTool through the tools service', () => {
       },
     );
     expect(result.value).toBe('answer=True chat=chat-1');
-    expect(emitted).toEqual([
-      { type: 'status', data: { description: 'step 0', done: false } },
-      { type: 'status', data: { description: 'step 1', done: false } },
-      { type: 'status', data: { description: 'done', done: true } },
-    ]);
-    expect(asked).toEqual([{ type: 'confirmation', data: { title: 'Go?', message: 'Continue' } }]);
+    expect(emitted).toEqual(PROGRESS_OF_TWO.events);
+    expect(asked).toEqual(PROGRESS_OF_TWO.questions);
   });
 
   it('fails with the Python error for a raising tool, and names unknown tools and functions', async () => {

@@ -1,19 +1,6 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { expect } from 'vitest';
 import type { TestServer } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
-
-/** The plugin host's corpus: the worked examples and the runtime tool (test/core/python/tools). */
-const CORPUS = path.join(import.meta.dirname, '..', '..', 'core', 'python', 'tools');
-
-export function corpusSource(name: string): string {
-  return readFileSync(path.join(CORPUS, `${name}.py`), 'utf8');
-}
-
-export function corpusExpected(name: string): { frontmatter: Record<string, string>; specs: unknown[]; has_user_valves: boolean } {
-  return JSON.parse(readFileSync(path.join(CORPUS, 'expected', `${name}.json`), 'utf8'));
-}
 
 /** The environment of tool tests: no pip installs (the corpus names requirements it does not import), three workers. */
 export const TOOLS_ENV = { ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS: 'false', PLUGIN_POOL_SIZE: '3' };

@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_ERROR } from '../../../src/areas/tools/service.js';
 import { ERROR } from '../../../src/core/http/errors.js';
+import { expectedExtraction, toolSource } from '../../core/python/helpers.js';
 import { withServer } from '../../helpers/server.js';
 import { addUser, signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
-import { corpusExpected, corpusSource, createGroup, createTool, grantAuthoring, simpleTool, toolBody, TOOLS_ENV } from './helpers.js';
+import { createGroup, createTool, grantAuthoring, simpleTool, toolBody, TOOLS_ENV } from './helpers.js';
 
 const world = useServer({
   env: TOOLS_ENV,
@@ -31,8 +32,8 @@ describe('POST /api/v1/tools/create', () => {
     ['example2_search', 'search_example'],
     ['example3_notes', 'notes_example'],
   ])('stores the specs and manifest of %s as the reference derives them', async (source, id) => {
-    const expected = corpusExpected(source);
-    const res = await world.api.post('/api/v1/tools/create', { id, name: source, content: corpusSource(source), meta: { description: 'd' } }, { token: world.admin.token });
+    const expected = expectedExtraction(source);
+    const res = await world.api.post('/api/v1/tools/create', { id, name: source, content: toolSource(source), meta: { description: 'd' } }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body)).toEqual(RESPONSE_KEYS);
     expect(res.body.meta).toEqual({ description: 'd', manifest: expected.frontmatter, has_user_valves: expected.has_user_valves });
@@ -40,7 +41,7 @@ describe('POST /api/v1/tools/create', () => {
     const stored = await world.api.get(`/api/v1/tools/id/${id}`, { token: world.admin.token });
     // Byte for byte, key order included.
     expect(JSON.stringify(stored.body.specs)).toBe(JSON.stringify(expected.specs));
-    expect(stored.body.content).toBe(corpusSource(source));
+    expect(stored.body.content).toBe(toolSource(source));
   });
 
   it('gives example 1 the worked example of tools.md §4.6', async () => {
@@ -133,7 +134,7 @@ describe('POST /api/v1/tools/create', () => {
     ['init_error', 'RuntimeError: cannot start'],
   ])('answers Python that does not load (%s) with 400 and the Python message, storing nothing', async (name, message) => {
     const id = `broken_${name}`;
-    const res = await world.api.post('/api/v1/tools/create', toolBody(id, { content: corpusSource(`broken/${name}`) }), { token: world.admin.token });
+    const res = await world.api.post('/api/v1/tools/create', toolBody(id, { content: toolSource(`broken/${name}`) }), { token: world.admin.token });
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain(message);
     expect(res.body.detail).toMatch(/^\[ERROR: .+\]$/s);
@@ -422,7 +423,7 @@ describe('DELETE /api/v1/tools/id/{id}/delete', () => {
 
 describe('listings', () => {
   it('GET / lists ToolUserResponse entries, newest change first, with has_user_valves and specs', async () => {
-    await createTool(world.server, world.alice, 'listed_plain', { content: corpusSource('example2_search') });
+    await createTool(world.server, world.alice, 'listed_plain', { content: toolSource('example2_search') });
     await new Promise((resolve) => setTimeout(resolve, 1100)); // timestamps are seconds
     await createTool(world.server, world.alice, 'listed_valved');
     const res = await world.api.get('/api/v1/tools/', { token: world.alice.token });
@@ -436,7 +437,7 @@ describe('listings', () => {
     expect(Object.keys(entry.user)).toEqual(['id', 'name', 'role', 'email']);
     expect(res.body.find((t: { id: string }) => t.id === 'listed_plain')).toMatchObject({
       has_user_valves: false,
-      specs: corpusExpected('example2_search').specs,
+      specs: expectedExtraction('example2_search').specs,
     });
     const updatedAt = res.body.map((t: { updated_at: number }) => t.updated_at);
     expect(updatedAt).toEqual([...updatedAt].sort((a, b) => b - a));

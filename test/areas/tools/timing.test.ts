@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { toolSource } from '../../core/python/helpers.js';
 import { useServer } from '../../helpers/world.js';
-import { corpusSource, TOOLS_ENV } from './helpers.js';
+import { TOOLS_ENV } from './helpers.js';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.floor(values.length * p)];
@@ -17,7 +18,7 @@ describe('timing through the tools service', () => {
       const started = performance.now();
       const res = await world.api.post(
         '/api/v1/tools/create',
-        { id: `timed_${i}`, name: 'Timed', content: `${corpusSource('example1_weather')}\n# revision ${i}\n`, meta: {} },
+        { id: `timed_${i}`, name: 'Timed', content: `${toolSource('example1_weather')}\n# revision ${i}\n`, meta: {} },
         { token: world.admin.token },
       );
       times.push(performance.now() - started);

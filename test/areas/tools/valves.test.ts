@@ -2,9 +2,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_ERROR } from '../../../src/areas/tools/service.js';
 import { ValvesCipher } from '../../../src/areas/tools/valves-crypto.js';
 import { ERROR } from '../../../src/core/http/errors.js';
+import { toolSource } from '../../core/python/helpers.js';
 import { TestClock } from '../../helpers/server.js';
 import { useServer } from '../../helpers/world.js';
-import { corpusSource, createTool, TOOLS_ENV } from './helpers.js';
+import { createTool, TOOLS_ENV } from './helpers.js';
 
 const NO_VALVES = `
 class Tools:
@@ -31,7 +32,7 @@ describe('valves', () => {
     const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
     await createTool(world.server, world.admin, 'valved', { access_grants: everyone });
     await createTool(world.server, world.admin, 'valveless', { content: NO_VALVES, access_grants: everyone });
-    await createTool(world.server, world.admin, 'options', { content: corpusSource('valves_options'), access_grants: everyone });
+    await createTool(world.server, world.admin, 'options', { content: toolSource('valves_options'), access_grants: everyone });
   });
 
 
@@ -154,7 +155,7 @@ describe('valves', () => {
   });
 
   it('a tool call sees the stored admin valves and the caller\'s user valves', async () => {
-    await createTool(world.server, world.admin, 'runtime', { content: corpusSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
+    await createTool(world.server, world.admin, 'runtime', { content: toolSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
     await world.api.post('/api/v1/tools/id/runtime/valves/update', { prefix: 'P' }, { token: world.admin.token });
     await world.api.post('/api/v1/tools/id/runtime/valves/user/update', { nickname: 'bee' }, { token: world.bob.token });
     const bobRecord = (await world.server.parley.services.users.byId(world.bob.id))!;

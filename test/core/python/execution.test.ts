@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PythonHost, ToolSource } from '../../../src/core/python/host.js';
-import { testHost, toolSource } from './helpers.js';
+import { PROGRESS_OF_TWO, testHost, toolSource } from './helpers.js';
 
 describe('callTool', () => {
   let host: PythonHost;
@@ -60,12 +60,8 @@ describe('callTool', () => {
       },
     );
     expect(result.value).toBe('answer=True chat=c1');
-    expect(events).toEqual([
-      { type: 'status', data: { description: 'step 0', done: false } },
-      { type: 'status', data: { description: 'step 1', done: false } },
-      { type: 'status', data: { description: 'done', done: true } },
-    ]);
-    expect(questions).toEqual([{ type: 'confirmation', data: { title: 'Go?', message: 'Continue' } }]);
+    expect(events).toEqual(PROGRESS_OF_TWO.events);
+    expect(questions).toEqual(PROGRESS_OF_TWO.questions);
   });
 
   it('hands the tool {"error": ...} when the event call fails, and None without an emitter', async () => {

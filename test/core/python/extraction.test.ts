@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PluginError, type PythonHost, rewriteImports } from '../../../src/core/python/host.js';
-import { TOOLS_DIR, expected, testHost, toolSource } from './helpers.js';
+import type { PluginError } from '../../../src/core/python/errors.js';
+import { type PythonHost, rewriteImports } from '../../../src/core/python/host.js';
+import { TOOLS_DIR, expectedExtraction, testHost, toolSource } from './helpers.js';
 
 // The specs tools.md §4.6 states for its three worked examples, verbatim.
 const EXAMPLE_1 = `[{"name":"get_time","description":"Return the current server time.","parameters":{"properties":{},"type":"object"}},
@@ -63,7 +64,7 @@ describe('extraction (tools.md §3.1, §4)', () => {
   });
 
   it("the web UI's boilerplate tool gives its 4 specs", async () => {
-    const specs = (await host.extract('boilerplate', toolSource('boilerplate_skeleton'))).specs as Array<{
+    const specs = (await host.extract('boilerplate', toolSource('boilerplate_skeleton'))).specs as unknown as Array<{
       name: string;
       parameters: { properties: Record<string, unknown>; required?: string[] };
     }>;
@@ -78,7 +79,7 @@ describe('extraction (tools.md §3.1, §4)', () => {
       type: 'object',
     });
     expect(specs[3].parameters).toEqual({ properties: {}, type: 'object' });
-    same(specs, JSON.stringify(expected('boilerplate_skeleton').specs));
+    same(specs, JSON.stringify(expectedExtraction('boilerplate_skeleton').specs));
   });
 
   // The real boilerplate lives in the reference's frontend source, which is not part of this repository:
@@ -90,7 +91,7 @@ describe('extraction (tools.md §3.1, §4)', () => {
     });
     const boilerplate = /let boilerplate = `([\s\S]*?)`;/.exec(svelte)![1];
     const extraction = await host.extract('real_boilerplate', boilerplate);
-    same(extraction.specs, JSON.stringify(expected('boilerplate_skeleton').specs));
+    same(extraction.specs, JSON.stringify(expectedExtraction('boilerplate_skeleton').specs));
   });
 
   // Every corpus tool against the output of the reference's own code (get_tool_specs with
@@ -100,7 +101,7 @@ describe('extraction (tools.md §3.1, §4)', () => {
     .map((file) => path.basename(file, '.py'));
   it.each(corpus)('%s matches the reference byte for byte', async (name) => {
     const extraction = await host.extract(name, toolSource(name));
-    const reference = expected(name);
+    const reference = expectedExtraction(name);
     expect(JSON.stringify(extraction.specs)).toBe(JSON.stringify(reference.specs));
     expect(JSON.stringify(extraction.manifest)).toBe(JSON.stringify(reference.frontmatter));
     expect(extraction.hasUserValves).toBe(reference.has_user_valves);

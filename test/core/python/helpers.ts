@@ -3,15 +3,26 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PythonHost, type PythonHostOptions } from '../../../src/core/python/host.js';
 
+/** The plugin host's corpus: the worked examples, the runtime tool and what extraction makes of each. */
 export const TOOLS_DIR = path.join(import.meta.dirname, 'tools');
 
 export function toolSource(name: string): string {
   return readFileSync(path.join(TOOLS_DIR, name.endsWith('.py') ? name : `${name}.py`), 'utf8');
 }
 
-export function expected(name: string): { frontmatter: Record<string, string>; specs: unknown[]; has_user_valves: boolean } {
+export function expectedExtraction(name: string): { frontmatter: Record<string, string>; specs: unknown[]; has_user_valves: boolean } {
   return JSON.parse(readFileSync(path.join(TOOLS_DIR, 'expected', `${name}.json`), 'utf8'));
 }
+
+/** What the runtime tool's `progress` emits with `steps: 2`, and the one question it asks. */
+export const PROGRESS_OF_TWO = {
+  events: [
+    { type: 'status', data: { description: 'step 0', done: false } },
+    { type: 'status', data: { description: 'step 1', done: false } },
+    { type: 'status', data: { description: 'done', done: true } },
+  ],
+  questions: [{ type: 'confirmation', data: { title: 'Go?', message: 'Continue' } }],
+};
 
 export function isAlive(pid: number): boolean {
   try {

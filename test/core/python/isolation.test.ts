@@ -2,23 +2,22 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PluginError, PythonHost } from '../../../src/core/python/host.js';
-import { type TestServer, destroyServer, startServer } from '../../helpers/server.js';
+import type { PluginError } from '../../../src/core/python/errors.js';
+import { PythonHost } from '../../../src/core/python/host.js';
+import { useServer } from '../../helpers/world.js';
 import { isAlive, testHost, toolSource } from './helpers.js';
 
 const runtime = () => ({ id: 'runtime', content: toolSource('runtime') });
 
 describe('crash isolation', () => {
+  const world = useServer({ admin: false });
   let host: PythonHost;
   let dispose: () => Promise<void>;
-  let server: TestServer;
-  beforeAll(async () => {
+  beforeAll(() => {
     ({ host, dispose } = testHost({ poolSize: 3, callTimeoutMs: 1500, memoryLimitMb: 512 }));
-    server = await startServer();
   });
   afterAll(async () => {
     await dispose();
-    await destroyServer(server);
   });
 
   it('kills a tool that loops forever at the timeout while other calls and the server carry on', async () => {
@@ -38,7 +37,7 @@ describe('crash isolation', () => {
     const health: number[] = [];
     while (!settled) {
       others.push((await host.callTool(runtime(), 'echo', { text: 'x' })).value as string);
-      health.push((await server.api.get('/health')).status);
+      health.push((await world.api.get('/health')).status);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const error = await looping;
