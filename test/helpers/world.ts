@@ -37,6 +37,8 @@ export type ServerWorld<F = {}, U extends string = never> = {
   takeEvents(): EventPayload[];
   /** Stops the server and starts another on the same data folder and database. */
   restart(): Promise<void>;
+  /** Starts one more instance on the same data folder and database; it is stopped with the world. */
+  addInstance(): Promise<TestServer>;
   /** Destroys the server, then closes the fakes. */
   close(): Promise<void>;
 } & F & { [K in U]: Account };
@@ -54,21 +56,28 @@ async function fill<F extends Record<string, Closable>, U extends string>(world:
   const options = { env: { ...setup.fakes?.env?.(fakes), ...setup.env }, clock: setup.clock };
   const events: EventPayload[] = [];
   let server: TestServer | undefined;
+  const instances: TestServer[] = [];
   const close = async () => {
+    for (const instance of instances) await instance.close();
     if (server) await destroyServer(server);
     for (const fake of Object.values(fakes)) await fake.close();
   };
+  const onSameData = () => startServer({ ...options, reuse: { dataDir: server!.dataDir, databaseUrl: server!.databaseUrl } });
   const restart = async () => {
-    const previous = server!;
-    await previous.close();
-    server = await startServer({ ...options, reuse: { dataDir: previous.dataDir, databaseUrl: previous.databaseUrl } });
+    await server!.close();
+    server = await onSameData();
     recordEvents(server, events);
     Object.assign(world, { server, api: server.api });
+  };
+  const addInstance = async () => {
+    const instance = await onSameData();
+    instances.push(instance);
+    return instance;
   };
   try {
     server = await startServer(options);
     recordEvents(server, events);
-    Object.assign(world, fakes, { server, api: server.api, events, takeEvents: () => events.splice(0), restart, close });
+    Object.assign(world, fakes, { server, api: server.api, events, takeEvents: () => events.splice(0), restart, addInstance, close });
     if (setup.admin === false) return;
     const admin = await signup(server.api, setup.admin);
     const accounts: Record<string, Account> = { admin };

@@ -1,63 +1,56 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { EventPayload, PublishInput } from '../../../src/core/events/publish.js';
+import type { PublishInput } from '../../../src/core/events/publish.js';
 import { RETRY_SCHEDULE_MS } from '../../../src/core/events/retry.js';
-import { destroyServer, startServer, TestClock, type TestServer } from '../../helpers/server.js';
-import { type Account, addUser, signup } from '../../helpers/users.js';
+import { TestClock } from '../../helpers/server.js';
+import { type Account, addUser } from '../../helpers/users.js';
+import { ServerWorld, useServer, startWorld } from '../../helpers/world.js';
 import { eventually, Receiver } from './receiver.js';
 
 const LOCAL = { EVENT_WEBHOOK_ALLOW_LOCAL: 'true' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A server, its admin, and small helpers to drive webhooks through the API. */
-async function setUp(env: Record<string, string> = {}, clock?: TestClock) {
-  const server = await startServer({ env: { ...LOCAL, ...env }, clock });
-  const admin = await signup(server.api, 'Delivery Admin');
-  const auth = { token: admin.token };
-  const published: EventPayload[] = [];
-  server.parley.core.events.subscribe((event) => void published.push(event));
+/** Small helpers to drive a world's webhooks through the API, as its admin. */
+function webhookDriver(world: ServerWorld) {
+  const auth = () => ({ token: world.admin.token });
   return {
-    server,
-    admin,
-    published,
     async webhook(body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-      const res = await server.api.post('/api/events/webhooks', body, auth);
+      const res = await world.api.post('/api/events/webhooks', body, auth());
       expect(res.status, res.text).toBe(200);
-      const secret = await server.api.get(`/api/events/webhooks/${res.body.id}/secret`, auth);
+      const secret = await world.api.get(`/api/events/webhooks/${res.body.id}/secret`, auth());
       return { id: res.body.id, secret: secret.body.secret };
     },
     publish(input: PublishInput) {
-      return server.parley.core.events.publish(input);
+      return world.server.parley.core.events.publish(input);
     },
     async deliveries(id: string, query = '') {
-      const res = await server.api.get(`/api/events/webhooks/${id}/deliveries${query}`, auth);
+      const res = await world.api.get(`/api/events/webhooks/${id}/deliveries${query}`, auth());
       expect(res.status, res.text).toBe(200);
       return res.body as { items: any[]; total: number; page: number; limit: number };
     },
     async webhooks() {
-      return (await server.api.get('/api/events/webhooks', auth)).body as any[];
+      return (await world.api.get('/api/events/webhooks', auth())).body as any[];
     },
     wake() {
-      server.parley.services.events.dispatcher.wake();
+      world.server.parley.services.events.dispatcher.wake();
     },
   };
 }
 
 describe('deliveries', () => {
-  let env: Awaited<ReturnType<typeof setUp>>;
+  const world = useServer({ env: LOCAL, admin: 'Delivery Admin' });
+  const env = webhookDriver(world);
   let receiver: Receiver;
   beforeAll(async () => {
-    env = await setUp();
     receiver = await Receiver.start();
   });
   afterAll(async () => {
     await receiver.close();
-    await destroyServer(env.server);
   });
 
   it('are signed the Standard Webhooks way and carry the event as the body', async () => {
     const { id, secret } = await env.webhook({ url: `${receiver.url}/signed`, events: ['group.*'] });
-    const group = await env.server.api.post('/api/v1/groups/create', { name: 'Signed', description: '' }, { token: env.admin.token });
+    const group = await world.api.post('/api/v1/groups/create', { name: 'Signed', description: '' }, { token: world.admin.token });
     expect(group.status).toBe(200);
     const [request] = (await receiver.waitFor((r) => r.some((x) => x.path === '/signed'))).filter((r) => r.path === '/signed');
     expect(new Webhook(secret).verify(request.body, request.headers)).toMatchObject({ event: 'group.created' });
@@ -70,7 +63,7 @@ describe('deliveries', () => {
       resource: 'group',
       operation: 'created',
       source: 'api',
-      actor: { id: env.admin.id, type: 'user' },
+      actor: { id: world.admin.id, type: 'user' },
       subject: { type: 'group', id: group.body.id },
       data: { name: 'Signed' },
       message: null,
@@ -84,10 +77,10 @@ describe('deliveries', () => {
   });
 
   it('go to the webhooks whose filters and targets match: null, [], users and group members', async () => {
-    const memberA = await addUser(env.server.api, env.admin, 'user', 'Target A');
-    const memberB = await addUser(env.server.api, env.admin, 'user', 'Target B');
-    const group = await env.server.api.post('/api/v1/groups/create', { name: 'Targets', description: '' }, { token: env.admin.token });
-    await env.server.api.post(`/api/v1/groups/id/${group.body.id}/users/add`, { user_ids: [memberA.id] }, { token: env.admin.token });
+    const memberA = await addUser(world.api, world.admin, 'user', 'Target A');
+    const memberB = await addUser(world.api, world.admin, 'user', 'Target B');
+    const group = await world.api.post('/api/v1/groups/create', { name: 'Targets', description: '' }, { token: world.admin.token });
+    await world.api.post(`/api/v1/groups/id/${group.body.id}/users/add`, { user_ids: [memberA.id] }, { token: world.admin.token });
     const routes = {
       all: { targets: null },
       system: { targets: [] },
@@ -103,7 +96,7 @@ describe('deliveries', () => {
     await env.publish({ event: 'system.startup.completed', source: 'system', data: { marker: 'system' } });
     await env.publish({ event: 'user.settings_updated', actor: actor(memberA), subjectId: memberA.id, subjectType: 'user', data: { marker: 'a' } });
     await env.publish({ event: 'user.settings_updated', actor: actor(memberB), subjectId: memberB.id, subjectType: 'user', data: { marker: 'b' } });
-    await env.publish({ event: 'note.created', actor: actor(env.admin), subjectId: 'n1', data: { marker: 'about-a', user_ids: [memberA.id] } });
+    await env.publish({ event: 'note.created', actor: actor(world.admin), subjectId: 'n1', data: { marker: 'about-a', user_ids: [memberA.id] } });
     await env.publish({ event: 'auth.login', actor: actor(memberB), subjectId: memberB.id, subjectType: 'user', data: { marker: 'login-b' } });
     const expected = [
       'all:system', 'system:system',
@@ -122,7 +115,7 @@ describe('deliveries', () => {
     const before = receiver.received.length;
     const { id } = await env.webhook({ url: `${receiver.url}/self`, events: ['config.webhook.updated'] });
     await receiver.waitFor((r) => r.slice(before).some((x) => x.path === '/self' && x.json.data.action === 'created'));
-    await env.server.api.delete(`/api/events/webhooks/${id}`, { token: env.admin.token });
+    await world.api.delete(`/api/events/webhooks/${id}`, { token: world.admin.token });
     await sleep(300);
     expect(receiver.received.slice(before).filter((x) => x.path === '/self').map((x) => x.json.data.action)).toEqual(['created']);
   });
@@ -130,7 +123,7 @@ describe('deliveries', () => {
   it('go to one webhook only for a test, which reports as a delivery', async () => {
     const { id, secret } = await env.webhook({ url: `${receiver.url}/tested`, events: ['chat.created'] });
     await env.webhook({ url: `${receiver.url}/bystander` });
-    const res = await env.server.api.post(`/api/events/webhooks/${id}/test`, undefined, { token: env.admin.token });
+    const res = await world.api.post(`/api/events/webhooks/${id}/test`, undefined, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ webhook_id: id, event: 'config.webhook.tested', attempts: 0 });
     expect(['pending', 'delivering', 'succeeded']).toContain(res.body.status);
@@ -140,9 +133,9 @@ describe('deliveries', () => {
     expect(request).toBeDefined();
     await sleep(200);
     expect(receiver.received.some((x) => x.path === '/bystander' && x.json.event === 'config.webhook.tested')).toBe(false);
-    expect((await env.server.api.post('/api/events/webhooks/nope/test', undefined, { token: env.admin.token })).status).toBe(404);
-    await env.server.api.put(`/api/events/webhooks/${id}`, { enabled: false }, { token: env.admin.token });
-    const disabled = await env.server.api.post(`/api/events/webhooks/${id}/test`, undefined, { token: env.admin.token });
+    expect((await world.api.post('/api/events/webhooks/nope/test', undefined, { token: world.admin.token })).status).toBe(404);
+    await world.api.put(`/api/events/webhooks/${id}`, { enabled: false }, { token: world.admin.token });
+    const disabled = await world.api.post(`/api/events/webhooks/${id}/test`, undefined, { token: world.admin.token });
     expect(disabled.status).toBe(400);
   });
 
@@ -158,13 +151,13 @@ describe('deliveries', () => {
     expect(Object.keys(all.items[0]).sort()).toEqual(
       ['attempts', 'created_at', 'event', 'event_id', 'id', 'last_attempt_at', 'last_error', 'last_latency_ms', 'last_status_code', 'next_attempt_at', 'status', 'updated_at', 'webhook_id'].sort(),
     );
-    expect((await env.server.api.get(`/api/events/webhooks/${id}/deliveries?limit=101`, { token: env.admin.token })).status).toBe(422);
-    expect((await env.server.api.get('/api/events/webhooks/nope/deliveries', { token: env.admin.token })).body).toEqual({ detail: 'Webhook not found' });
+    expect((await world.api.get(`/api/events/webhooks/${id}/deliveries?limit=101`, { token: world.admin.token })).status).toBe(422);
+    expect((await world.api.get('/api/events/webhooks/nope/deliveries', { token: world.admin.token })).body).toEqual({ detail: 'Webhook not found' });
   });
 
   it('carry a signature from the previous secret too while a rotation is in its grace period', async () => {
     const { id, secret: old } = await env.webhook({ url: `${receiver.url}/rotated`, events: ['note.*'] });
-    const rotated = await env.server.api.post(`/api/events/webhooks/${id}/secret/rotate`, undefined, { token: env.admin.token });
+    const rotated = await world.api.post(`/api/events/webhooks/${id}/secret/rotate`, undefined, { token: world.admin.token });
     await env.publish({ event: 'note.deleted', subjectId: 'rotation' });
     const request = (await receiver.waitFor((r) => r.some((x) => x.path === '/rotated'))).find((x) => x.path === '/rotated')!;
     expect(request.headers['webhook-signature'].split(' ')).toHaveLength(2);
@@ -174,17 +167,15 @@ describe('deliveries', () => {
 });
 
 describe('failed deliveries', () => {
-  let env: Awaited<ReturnType<typeof setUp>>;
-  let clock: TestClock;
+  const clock = new TestClock();
+  const world = useServer({ clock, env: LOCAL, admin: 'Delivery Admin' });
+  const env = webhookDriver(world);
   let receiver: Receiver;
   beforeAll(async () => {
-    clock = new TestClock();
-    env = await setUp({}, clock);
     receiver = await Receiver.start();
   });
   afterAll(async () => {
     await receiver.close();
-    await destroyServer(env.server);
   });
   afterEach(() => {
     receiver.behaviour = () => ({ status: 200 });
@@ -193,7 +184,7 @@ describe('failed deliveries', () => {
   const attemptsAt = (path: string) => receiver.received.filter((r) => r.path === path);
   /** Moves the clock once every attempt under way is recorded, so no outcome is stamped with the jumped time. */
   const advance = async (ms: number) => {
-    await eventually(() => env.server.parley.services.events.dispatcher.unsettledCount === 0);
+    await eventually(() => world.server.parley.services.events.dispatcher.unsettledCount === 0);
     clock.advance(ms / 1000);
     env.wake();
     await sleep(120);
@@ -260,12 +251,12 @@ describe('failed deliveries', () => {
       return item?.attempts === 1 ? item : undefined;
     });
     receiver.behaviour = () => ({ status: 204 });
-    const res = await env.server.api.post(`/api/events/webhooks/${id}/deliveries/${pending.id}/retry`, undefined, { token: env.admin.token });
+    const res = await world.api.post(`/api/events/webhooks/${id}/deliveries/${pending.id}/retry`, undefined, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body.id).toBe(pending.id);
     await receiver.waitFor(() => attemptsAt('/manual').length === 2);
     await eventually(async () => (await env.deliveries(id)).items[0].status === 'succeeded');
-    const missing = await env.server.api.post(`/api/events/webhooks/${id}/deliveries/nope/retry`, undefined, { token: env.admin.token });
+    const missing = await world.api.post(`/api/events/webhooks/${id}/deliveries/nope/retry`, undefined, { token: world.admin.token });
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ detail: 'Delivery not found' });
   });
@@ -289,7 +280,7 @@ describe('failed deliveries', () => {
     await env.publish({ event: 'note.created', subjectId: 'gone' });
     await eventually(async () => (await env.webhooks()).find((w) => w.id === id)?.enabled === false);
     expect((await env.deliveries(id)).items[0]).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410 });
-    expect(env.published.find((e) => e.event === 'config.webhook.disabled' && e.subject?.id === id)).toMatchObject({
+    expect(world.events.find((e) => e.event === 'config.webhook.disabled' && e.subject?.id === id)).toMatchObject({
       source: 'system',
       subject: { type: 'config', id },
       data: { reason: 'gone', status: 410 },
@@ -313,7 +304,7 @@ describe('failed deliveries', () => {
     await advance(2 * 86_400_000 + 5_000);
     await env.publish({ event: 'note.updated', subjectId: 'streak-3' });
     await eventually(async () => (await env.webhooks()).find((w) => w.id === dead.id)?.enabled === false);
-    expect(env.published.find((e) => e.event === 'config.webhook.disabled' && e.subject?.id === dead.id)?.data).toMatchObject({ reason: 'failing' });
+    expect(world.events.find((e) => e.event === 'config.webhook.disabled' && e.subject?.id === dead.id)?.data).toMatchObject({ reason: 'failing' });
     await receiver.waitFor(() => attemptsAt('/patchy').some((x) => x.json.subject.id === 'streak-3'));
     await sleep(200);
     expect((await env.webhooks()).find((w) => w.id === patchy.id)?.enabled).toBe(true);
@@ -323,20 +314,21 @@ describe('failed deliveries', () => {
     const { id } = await env.webhook({ url: `${receiver.url}/pruned`, events: ['note.*'] });
     await env.publish({ event: 'note.pinned', subjectId: 'prune' });
     await eventually(async () => (await env.deliveries(id)).items[0]?.status === 'succeeded');
-    const events = env.server.parley.services.events;
+    const events = world.server.parley.services.events;
     await events.dispatcher.prune();
     expect((await env.deliveries(id)).total).toBe(1);
     await advance(8 * 86_400_000);
     await events.dispatcher.prune();
     expect((await env.deliveries(id)).total).toBe(0);
-    const left = await env.server.parley.core.db.selectFrom('event_outbox').select('id').where('event', '=', 'note.pinned').execute();
+    const left = await world.server.parley.core.db.selectFrom('event_outbox').select('id').where('event', '=', 'note.pinned').execute();
     expect(left).toHaveLength(0);
   });
 });
 
 describe('slow receivers', () => {
   it('time out, and never delay deliveries to other webhooks', async () => {
-    const env = await setUp({ EVENT_WEBHOOK_TIMEOUT: '0.5', EVENT_WEBHOOK_CONCURRENCY: '4', EVENT_WEBHOOK_SHUTDOWN_GRACE: '0.1' });
+    const world = await startWorld({ env: { ...LOCAL, EVENT_WEBHOOK_TIMEOUT: '0.5', EVENT_WEBHOOK_CONCURRENCY: '4', EVENT_WEBHOOK_SHUTDOWN_GRACE: '0.1' }, admin: 'Delivery Admin' });
+    const env = webhookDriver(world);
     const hanging = await Receiver.start(() => ({ hang: true }));
     const fast = await Receiver.start();
     try {
@@ -352,7 +344,7 @@ describe('slow receivers', () => {
     } finally {
       await hanging.close();
       await fast.close();
-      await destroyServer(env.server);
+      await world.close();
     }
   });
 });

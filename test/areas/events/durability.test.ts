@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, createTestDatabase, destroyServer, dropTestDatabase, startServer, type TestServer } from '../../helpers/server.js';
-import { type Account, signup } from '../../helpers/users.js';
+import { ApiClient, createTestDatabase, dropTestDatabase, type TestServer } from '../../helpers/server.js';
+import { signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 import { buildParleyOnce, ChildServer } from './child-server.js';
 import { eventually, Receiver } from './receiver.js';
 
@@ -85,62 +86,55 @@ describe('a server killed with SIGKILL', () => {
 });
 
 describe('two instances on one database', () => {
-  let first: TestServer;
-  let second: TestServer;
-  let receiver: Receiver;
-  let admin: Account;
-  beforeAll(async () => {
-    const env = { EVENT_WEBHOOK_ALLOW_LOCAL: 'true', EVENT_WEBHOOK_TIMEOUT: '1', EVENT_WEBHOOK_LEASE_MARGIN: '1' };
-    first = await startServer({ env });
-    second = await startServer({ env, reuse: { dataDir: first.dataDir, databaseUrl: first.databaseUrl } });
-    receiver = await Receiver.start(() => ({ status: 200, delayMs: 15 }));
-    admin = await signup(first.api, 'Shared Admin');
+  const world = useServer({
+    fakes: { start: async () => ({ receiver: await Receiver.start(() => ({ status: 200, delayMs: 15 })) }) },
+    env: { EVENT_WEBHOOK_ALLOW_LOCAL: 'true', EVENT_WEBHOOK_TIMEOUT: '1', EVENT_WEBHOOK_LEASE_MARGIN: '1' },
+    admin: 'Shared Admin',
   });
-  afterAll(async () => {
-    await receiver.close();
-    await second.close();
-    await destroyServer(first);
+  let second: TestServer;
+  beforeAll(async () => {
+    second = await world.addInstance();
   });
 
   it('share the deliveries, and never attempt one delivery twice at once', { timeout: 60_000 }, async () => {
-    const hook = await first.api.post('/api/events/webhooks', { url: `${receiver.url}/shared`, events: ['note.*'] }, { token: admin.token });
+    const hook = await world.api.post('/api/events/webhooks', { url: `${world.receiver.url}/shared`, events: ['note.*'] }, { token: world.admin.token });
     expect(hook.status).toBe(200);
     await eventually(() => second.parley.services.events.directory.get(hook.body.id) !== undefined);
     const total = 400;
     for (let i = 0; i < total; i++) {
-      const instance = i % 2 === 0 ? first : second;
+      const instance = i % 2 === 0 ? world.server : second;
       await instance.parley.core.events.publish({ event: 'note.updated', subjectId: `shared-${i}` });
     }
-    await receiver.waitFor(() => new Set(receiver.received.map((r) => r.json.subject.id)).size === total, 30_000);
-    expect(receiver.maxConcurrentPerId).toBe(1);
+    await world.receiver.waitFor(() => new Set(world.receiver.received.map((r) => r.json.subject.id)).size === total, 30_000);
+    expect(world.receiver.maxConcurrentPerId).toBe(1);
     const attemptsOf = (server: TestServer) => server.parley.services.events.dispatcher.stats.attempts;
-    expect(attemptsOf(first)).toBeGreaterThan(0);
+    expect(attemptsOf(world.server)).toBeGreaterThan(0);
     expect(attemptsOf(second)).toBeGreaterThan(0);
     await sleep(200);
-    expect(receiver.received.length).toBe(total);
+    expect(world.receiver.received.length).toBe(total);
   });
 
   it("take over a crashed instance's claims when its lease ends, not before", { timeout: 30_000 }, async () => {
-    const hook = await first.api.post('/api/events/webhooks', { url: `${receiver.url}/lease`, events: ['note.*'] }, { token: admin.token });
-    const events = first.parley.services.events;
+    const hook = await world.api.post('/api/events/webhooks', { url: `${world.receiver.url}/lease`, events: ['note.*'] }, { token: world.admin.token });
+    const events = world.server.parley.services.events;
     await eventually(() => second.parley.services.events.directory.get(hook.body.id) !== undefined);
     // A claim held by an instance that died: recorded, leased for 1.5 s from now, never attempted.
-    const event = first.parley.core.events.build({ event: 'note.created', subjectId: 'orphaned' });
+    const event = world.server.parley.core.events.build({ event: 'note.created', subjectId: 'orphaned' });
     const [deliveryId] = await events.store.recordEvent(
       { id: event.id, event: event.event, payload: JSON.stringify(event) },
       [hook.body.id],
-      { seconds: first.parley.core.clock.now(), ms: Date.now() },
-      first.parley.core.db,
+      { seconds: world.server.parley.core.clock.now(), ms: Date.now() },
+      world.server.parley.core.db,
     );
     const leasedUntil = Date.now() + 1_500;
-    await first.parley.core.db.updateTable('event_delivery').set({ lease_owner: 'dead-instance/run', lease_expires_ms: leasedUntil }).where('id', '=', deliveryId).execute();
-    first.parley.services.events.dispatcher.wake();
+    await world.server.parley.core.db.updateTable('event_delivery').set({ lease_owner: 'dead-instance/run', lease_expires_ms: leasedUntil }).where('id', '=', deliveryId).execute();
+    world.server.parley.services.events.dispatcher.wake();
     second.parley.services.events.dispatcher.wake();
     await sleep(700);
-    expect(receiver.received.some((r) => r.path === '/lease')).toBe(false);
-    const [request] = await receiver.waitFor((r) => r.some((x) => x.path === '/lease'), 10_000);
+    expect(world.receiver.received.some((r) => r.path === '/lease')).toBe(false);
+    const [request] = await world.receiver.waitFor((r) => r.some((x) => x.path === '/lease'), 10_000);
     expect(request).toBeDefined();
-    const arrived = receiver.received.find((r) => r.path === '/lease')!;
+    const arrived = world.receiver.received.find((r) => r.path === '/lease')!;
     expect(arrived.at).toBeGreaterThanOrEqual(leasedUntil);
     expect(arrived.json.subject.id).toBe('orphaned');
   });

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { GrantSpec } from '../../../src/core/access/grants.js';
 import type { AccessService } from '../../../src/core/access/service.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { Db } from '../../../src/core/db/database.js';
-import { destroyServer, startServer, withServer, type TestServer } from '../../helpers/server.js';
+import { withServer } from '../../helpers/server.js';
 import { type Account, addUser, signup } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
 
 /**
  * The access-grant rules against a real database: who may read and write a
@@ -13,7 +14,19 @@ import { type Account, addUser, signup } from '../../helpers/users.js';
  */
 const TYPE = 'tool';
 
-let server: TestServer;
+const world = useServer({
+  admin: 'Access Admin',
+  users: {
+    owner: ['user', 'Owner'],
+    reader: ['user', 'Reader'],
+    writer: ['user', 'Writer'],
+    groupReader: ['user', 'Group Reader'],
+    groupWriter: ['user', 'Group Writer'],
+    stranger: ['user', 'Stranger'],
+    pending: ['pending', 'Pending'],
+  },
+});
+
 let access: AccessService;
 let db: Db;
 let admin: UserRecord;
@@ -26,7 +39,6 @@ let stranger: UserRecord;
 let pendingUser: UserRecord;
 let readGroup: string;
 let writeGroup: string;
-let adminAccount: Account;
 
 const g = (principal_type: GrantSpec['principal_type'], principal_id: string, permission: GrantSpec['permission']): GrantSpec => ({
   principal_type,
@@ -35,43 +47,28 @@ const g = (principal_type: GrantSpec['principal_type'], principal_id: string, pe
 });
 
 async function userOf(account: Account): Promise<UserRecord> {
-  return (await server.parley.services.users.byId(account.id)) as UserRecord;
+  return (await world.server.parley.services.users.byId(account.id)) as UserRecord;
 }
 
 async function groupWith(name: string, members: Account[], permissions: Record<string, unknown> | null = null): Promise<string> {
-  const res = await server.api.post('/api/v1/groups/create', { name, description: '', permissions }, { token: adminAccount.token });
-  await server.api.post(`/api/v1/groups/id/${res.body.id}/users/add`, { user_ids: members.map((m) => m.id) }, { token: adminAccount.token });
+  const res = await world.api.post('/api/v1/groups/create', { name, description: '', permissions }, { token: world.admin.token });
+  await world.api.post(`/api/v1/groups/id/${res.body.id}/users/add`, { user_ids: members.map((m) => m.id) }, { token: world.admin.token });
   return res.body.id;
 }
 
 beforeAll(async () => {
-  server = await startServer();
-  access = server.parley.services.access;
-  db = server.parley.core.db;
-  adminAccount = await signup(server.api, 'Access Admin');
-  const accounts = {
-    owner: await addUser(server.api, adminAccount, 'user', 'Owner'),
-    reader: await addUser(server.api, adminAccount, 'user', 'Reader'),
-    writer: await addUser(server.api, adminAccount, 'user', 'Writer'),
-    groupReader: await addUser(server.api, adminAccount, 'user', 'Group Reader'),
-    groupWriter: await addUser(server.api, adminAccount, 'user', 'Group Writer'),
-    stranger: await addUser(server.api, adminAccount, 'user', 'Stranger'),
-    pending: await addUser(server.api, adminAccount, 'pending', 'Pending'),
-  };
-  readGroup = await groupWith('Readers', [accounts.groupReader]);
-  writeGroup = await groupWith('Writers', [accounts.groupWriter]);
-  admin = await userOf(adminAccount);
-  owner = await userOf(accounts.owner);
-  reader = await userOf(accounts.reader);
-  writer = await userOf(accounts.writer);
-  groupReader = await userOf(accounts.groupReader);
-  groupWriter = await userOf(accounts.groupWriter);
-  stranger = await userOf(accounts.stranger);
-  pendingUser = await userOf(accounts.pending);
-});
-
-afterAll(async () => {
-  await destroyServer(server);
+  access = world.server.parley.services.access;
+  db = world.server.parley.core.db;
+  readGroup = await groupWith('Readers', [world.groupReader]);
+  writeGroup = await groupWith('Writers', [world.groupWriter]);
+  admin = await userOf(world.admin);
+  owner = await userOf(world.owner);
+  reader = await userOf(world.reader);
+  writer = await userOf(world.writer);
+  groupReader = await userOf(world.groupReader);
+  groupWriter = await userOf(world.groupWriter);
+  stranger = await userOf(world.stranger);
+  pendingUser = await userOf(world.pending);
 });
 
 describe('hasAccess matrix', () => {
@@ -313,7 +310,7 @@ describe('prepareGrants: what an actor may give', () => {
   });
 
   it('users with the sharing permission through a group keep the public grant', async () => {
-    const sharer = await addUser(server.api, adminAccount, 'user', 'Sharer');
+    const sharer = await addUser(world.api, world.admin, 'user', 'Sharer');
     await groupWith('Public sharers', [sharer], { sharing: { public_tools: true, open_chats: true } });
     const user = await userOf(sharer);
     expect(await access.prepareGrants(user, requested(), rule)).toEqual(requested());
@@ -327,12 +324,12 @@ describe('prepareGrants: what an actor may give', () => {
   });
 
   it('users lose user and group grants when access_grants.allow_users / allow_groups are off', async () => {
-    const restricted = await addUser(server.api, adminAccount, 'user', 'Restricted');
+    const restricted = await addUser(world.api, world.admin, 'user', 'Restricted');
     const user = await userOf(restricted);
     const saved = access.defaultPermissions();
-    await server.parley.core.settings.set(
+    await world.server.parley.core.settings.set(
       { 'user.permissions': { ...saved, access_grants: { allow_users: false, allow_groups: false } } },
-      server.parley.core.clock.now(),
+      world.server.parley.core.clock.now(),
     );
     try {
       expect(await access.prepareGrants(user, requested(), rule)).toEqual([]);
@@ -340,7 +337,7 @@ describe('prepareGrants: what an actor may give', () => {
       await groupWith('Group sharers', [restricted], { access_grants: { allow_groups: true } });
       expect(await access.prepareGrants(user, requested(), rule)).toEqual([g('group', writeGroup, 'write')]);
     } finally {
-      await server.parley.core.settings.set({ 'user.permissions': saved }, server.parley.core.clock.now());
+      await world.server.parley.core.settings.set({ 'user.permissions': saved }, world.server.parley.core.clock.now());
     }
   });
 
