@@ -35,8 +35,8 @@ export type ServerWorld<F = {}, U extends string = never> = {
   events: EventPayload[];
   /** The events recorded so far, leaving none. */
   takeEvents(): EventPayload[];
-  /** Stops the server and starts another on the same data folder and database. */
-  restart(): Promise<void>;
+  /** Stops the server and starts another on the same data folder and database (with `env` over the first's). */
+  restart(env?: Record<string, string>): Promise<void>;
   /** Starts one more instance on the same data folder and database; it is stopped with the world. */
   addInstance(): Promise<TestServer>;
   /** Destroys the server, then closes the fakes. */
@@ -62,10 +62,11 @@ async function fill<F extends Record<string, Closable>, U extends string>(world:
     if (server) await destroyServer(server);
     for (const fake of Object.values(fakes)) await fake.close();
   };
-  const onSameData = () => startServer({ ...options, reuse: { dataDir: server!.dataDir, databaseUrl: server!.databaseUrl } });
-  const restart = async () => {
+  const onSameData = (env: Record<string, string> = {}) =>
+    startServer({ ...options, env: { ...options.env, ...env }, reuse: { dataDir: server!.dataDir, databaseUrl: server!.databaseUrl } });
+  const restart = async (env?: Record<string, string>) => {
     await server!.close();
-    server = await onSameData();
+    server = await onSameData(env);
     recordEvents(server, events);
     Object.assign(world, { server, api: server.api });
   };

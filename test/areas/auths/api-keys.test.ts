@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withServer } from '../../helpers/server.js';
-import { addUser, signup } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 const NOT_ALLOWED_TO_CREATE = 'API key creation is not allowed in the environment.';
 const NOT_ALLOWED_TO_USE = 'Use of API key is not enabled in the environment.';
@@ -97,12 +95,10 @@ describe('API keys', () => {
 
 describe('API keys for users granted features.api_keys', () => {
   it('lets them create and use a key', async () => {
-    await withServer({ env: { ENABLE_API_KEYS: 'true', USER_PERMISSIONS_FEATURES_API_KEYS: 'true' } }, async (server) => {
-      const admin = await signup(server.api, 'Admin');
-      const member = await addUser(server.api, admin, 'user');
-      const created = await server.api.post('/api/v1/auths/api_key', undefined, { token: member.token });
+    await withWorld({ env: { ENABLE_API_KEYS: 'true', USER_PERMISSIONS_FEATURES_API_KEYS: 'true' }, admin: 'Admin', users: { member: 'user' } }, async ({ api, member }) => {
+      const created = await api.post('/api/v1/auths/api_key', undefined, { token: member.token });
       expect(created.status, created.text).toBe(200);
-      const me = await server.api.get('/api/v1/auths/', { token: created.body.api_key });
+      const me = await api.get('/api/v1/auths/', { token: created.body.api_key });
       expect(me.body.id).toBe(member.id);
     });
   });

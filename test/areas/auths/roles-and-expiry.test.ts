@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestClock, withServer } from '../../helpers/server.js';
-import { signup } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 type Level = 'current' | 'verified' | 'admin';
 
@@ -113,17 +112,16 @@ describe('token expiry', () => {
 describe('sign-in rate limit', () => {
   it('answers 429 after 15 attempts for one address within three minutes', async () => {
     const clock = new TestClock();
-    await withServer({ clock }, async (server) => {
-      const admin = await signup(server.api, 'Admin');
+    await withWorld({ clock, admin: 'Admin' }, async ({ api, admin }) => {
       for (let i = 0; i < 15; i++) {
-        const res = await server.api.post('/api/v1/auths/signin', { email: admin.email, password: 'wrong' });
+        const res = await api.post('/api/v1/auths/signin', { email: admin.email, password: 'wrong' });
         expect(res.status).toBe(400);
       }
-      const limited = await server.api.post('/api/v1/auths/signin', { email: admin.email.toUpperCase(), password: admin.password });
+      const limited = await api.post('/api/v1/auths/signin', { email: admin.email.toUpperCase(), password: admin.password });
       expect(limited.status).toBe(429);
       expect(limited.body.detail).toBe('API rate limit exceeded');
       clock.advance(240);
-      expect((await server.api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password })).status).toBe(200);
+      expect((await api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password })).status).toBe(200);
     });
   });
 });

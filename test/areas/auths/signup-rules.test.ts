@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { withServer, type TestServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 const ERRORS = {
   invalidEmail: /^The email format you entered is invalid/,
@@ -202,9 +202,8 @@ describe('sign-up switches from the environment', () => {
   });
 
   it('answers 403 to password sign-in when ENABLE_PASSWORD_AUTH is off', async () => {
-    await withServer({ env: { ENABLE_PASSWORD_AUTH: 'false' } }, async (server) => {
-      await signup(server.api, 'Admin');
-      const res = await server.api.post('/api/v1/auths/signin', { email: 'x@example.com', password: 'pw' });
+    await withWorld({ env: { ENABLE_PASSWORD_AUTH: 'false' }, admin: 'Admin' }, async ({ api }) => {
+      const res = await api.post('/api/v1/auths/signin', { email: 'x@example.com', password: 'pw' });
       expect(res.status).toBe(403);
       expect(res.body.detail).toBe('The requested action has been restricted as a security measure.');
     });

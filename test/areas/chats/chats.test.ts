@@ -142,7 +142,7 @@ describe('POST /api/v1/chats/{id}', () => {
 describe('GET /api/v1/chats/ (the sidebar)', () => {
   let owner: Account;
   beforeAll(async () => {
-    owner = await addUser(world.server.api, world.admin, 'user', 'Lister');
+    owner = await addUser(world.api, world.admin, 'user', 'Lister');
     const chats = Array.from({ length: 63 }, (_, i) => ({ chat: { title: `chat ${i}` }, created_at: 1_000 + i, updated_at: 2_000 + i }));
     const res = await world.api.post('/api/v1/chats/import', { chats }, as(owner));
     expect(res.status, res.text).toBe(200);
@@ -210,7 +210,7 @@ describe('pin, archive, folder', () => {
   });
 
   it('archives and restores every chat of the user at once', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Archiver');
+    const user = await addUser(world.api, world.admin, 'user', 'Archiver');
     await newChat(world.api, user);
     await newChat(world.api, user);
     world.takeEvents();
@@ -226,7 +226,7 @@ describe('pin, archive, folder', () => {
   });
 
   it('filters, orders and pages the archived list, refusing unknown orderings (400)', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Archive Sorter');
+    const user = await addUser(world.api, world.admin, 'user', 'Archive Sorter');
     await world.api.post('/api/v1/chats/import', { chats: ['beta', 'alpha', 'gamma'].map((title, i) => ({ chat: { title }, updated_at: 100 + i })) }, as(user));
     await world.api.post('/api/v1/chats/archive/all', undefined, as(user));
     const titles = async (query: string) => (await world.api.get(`/api/v1/chats/archived${query}`, as(user))).body.map((c: { title: string }) => c.title);
@@ -321,7 +321,7 @@ describe('DELETE /api/v1/chats/{id} and /api/v1/chats/', () => {
   });
 
   it('deletes every chat of the user, and nobody else’s', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Wiper');
+    const user = await addUser(world.api, world.admin, 'user', 'Wiper');
     const mine = await newChat(world.api, user);
     await world.api.post(`/api/v1/chats/${mine.id}/tags`, { name: 'Work' }, as(user));
     const other = await newChat(world.api, world.alice);
@@ -334,7 +334,7 @@ describe('DELETE /api/v1/chats/{id} and /api/v1/chats/', () => {
   });
 
   it('goes with its owner when the user is deleted', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Leaver');
+    const user = await addUser(world.api, world.admin, 'user', 'Leaver');
     const chat = await newChat(world.api, user, { history: chain(['u1', 'user', 'x']) });
     expect((await world.api.delete(`/api/v1/users/${user.id}`, as(world.admin))).status).toBe(200);
     const rows = await world.server.parley.core.db.selectFrom('chat').select('id').where('id', '=', chat.id).execute();
@@ -489,7 +489,7 @@ describe('import, clone and fork', () => {
 
 describe('read state', () => {
   it('marks chats unread and read again, with per-folder unread counts that include subfolders', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Reader');
+    const user = await addUser(world.api, world.admin, 'user', 'Reader');
     const top = (await world.api.post('/api/v1/folders/', { name: 'Top' }, as(user))).body;
     const sub = (await world.api.post('/api/v1/folders/', { name: 'Sub', parent_id: top.id }, as(user))).body;
     const loose = await newChat(world.api, user);
@@ -516,7 +516,7 @@ describe('read state', () => {
 
 describe('activity (the pipeline’s task registry)', () => {
   it('marks busy chats with an answer still being written as active, and refuses to fork or compact them', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Busy');
+    const user = await addUser(world.api, world.admin, 'user', 'Busy');
     const busy = await newChat(world.api, user, { models: ['m'], history: chain(['u1', 'user', 'q'], ['a1', 'assistant', '', { done: false }]) });
     const idle = await newChat(world.api, user, { history: chain(['u1', 'user', 'q'], ['a1', 'assistant', 'done']) });
     world.server.parley.services.chats.trackActivity(async (ids) => new Set(ids.filter((id) => id === busy.id || id === idle.id)));
@@ -534,7 +534,7 @@ describe('activity (the pipeline’s task registry)', () => {
   });
 
   it('lists a folder’s unread chats first by default', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Unread First');
+    const user = await addUser(world.api, world.admin, 'user', 'Unread First');
     const box = (await world.api.post('/api/v1/folders/', { name: 'Inbox' }, as(user))).body;
     const older = await newChat(world.api, user, {}, { folder_id: box.id });
     clock.advance(5);
@@ -548,7 +548,7 @@ describe('activity (the pipeline’s task registry)', () => {
 
 describe('statistics', () => {
   it('reports usage per chat and exports message statistics without text', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Statistician');
+    const user = await addUser(world.api, world.admin, 'user', 'Statistician');
     const history = chain(['u1', 'user', 'four'], ['a1', 'assistant', 'sixsix', { model: 'm1', annotation: { rating: 1, tags: ['good'] } }]);
     const chat = await newChat(world.api, user, { history });
     await newChat(world.api, user);
@@ -594,7 +594,7 @@ describe('statistics', () => {
   });
 
   it('streams every chat of the user as NDJSON from /all', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Exporter');
+    const user = await addUser(world.api, world.admin, 'user', 'Exporter');
     const a = await newChat(world.api, user, { title: 'one' });
     const b = await newChat(world.api, user, { title: 'two' });
     await world.api.post(`/api/v1/chats/${a.id}/archive`, undefined, as(user));

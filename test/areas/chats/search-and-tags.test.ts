@@ -125,7 +125,7 @@ describe('GET /api/v1/chats/search', () => {
     expect(await ids('  ')).toEqual(of('recipes', 'travel', 'taxes'));
     expect((await world.api.get('/api/v1/chats/search?text=pasta&page=2', as(user))).body).toEqual([]);
     expect((await world.api.get('/api/v1/chats/search', as(user))).status).toBe(422);
-    const other = await addUser(world.server.api, world.admin, 'user', 'Other Searcher');
+    const other = await addUser(world.api, world.admin, 'user', 'Other Searcher');
     expect((await world.api.get('/api/v1/chats/search?text=pasta', as(other))).body).toEqual([]);
   });
 

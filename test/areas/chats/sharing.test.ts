@@ -53,7 +53,7 @@ describe('POST /api/v1/chats/{id}/share', () => {
   });
 
   it('lists the user’s shares with the chat id as id', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Lister of shares');
+    const user = await addUser(world.api, world.admin, 'user', 'Lister of shares');
     const chat = await newChat(world.api, user, { title: 'Listed' });
     const shareId = (await world.api.post(`/api/v1/chats/${chat.id}/share`, undefined, as(user))).body.share_id;
     const res = await world.api.get('/api/v1/chats/shared', as(user));
@@ -180,7 +180,7 @@ describe('unsharing', () => {
   });
 
   it('unshares every chat of the user at once', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Unsharer');
+    const user = await addUser(world.api, world.admin, 'user', 'Unsharer');
     const a = await newChat(world.api, user);
     const b = await newChat(world.api, user);
     await world.api.post(`/api/v1/chats/${a.id}/share`, undefined, as(user));

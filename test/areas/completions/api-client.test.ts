@@ -22,7 +22,7 @@ describe('API client mode', () => {
       expect(answer.usage?.total_tokens).toBeGreaterThan(0);
     }
     // Nothing is stored for an API call.
-    expect((await world.server.api.get('/api/v1/chats/', { token: world.admin.token })).body).toEqual([]);
+    expect((await world.api.get('/api/v1/chats/', { token: world.admin.token })).body).toEqual([]);
   });
 
   it('streams to the openai client', async () => {
@@ -50,19 +50,19 @@ describe('API client mode', () => {
 
   it('refuses a model the user may not use, before asking any provider', async () => {
     const before = world.model.requests.length;
-    const res = await world.server.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] }, { token: world.alice.token });
+    const res = await world.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] }, { token: world.alice.token });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ detail: 'Model not found' });
-    const unknown = await world.server.api.post('/api/chat/completions', { model: 'no-such-model', messages: [] }, { token: world.admin.token });
+    const unknown = await world.api.post('/api/chat/completions', { model: 'no-such-model', messages: [] }, { token: world.admin.token });
     expect(unknown.status).toBe(400);
     expect(unknown.body).toEqual({ detail: 'Model not found' });
     expect(world.model.requests.length).toBe(before);
     // Pending users are not verified users.
-    expect((await world.server.api.post('/api/chat/completions', { model: 'fake-model' })).status).toBe(401);
+    expect((await world.api.post('/api/chat/completions', { model: 'fake-model' })).status).toBe(401);
   });
 
   it('lets a user use a model shared with them', async () => {
-    const created = await world.server.api.post(
+    const created = await world.api.post(
       '/api/v1/models/create',
       { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: [{ principal_type: 'user', principal_id: world.alice.id, permission: 'read' }] },
       { token: world.admin.token },
@@ -89,14 +89,14 @@ describe('web client mode when things go wrong', () => {
   it('a stream cut midway: an error event, the partial answer kept, the chat still usable', async () => {
     world.model.script = (body) => (lastUserText(body.messages) === 'break please' ? { text: 'one two three four five six', breakAfter: 3 } : defaultScript(body));
     const { body, userId, assistantId } = webRequest(browser.socket, { content: 'break please', extra: { background_tasks: { title_generation: true } } });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
     const chatId = res.body.chat_id;
     const error = await browser.next((e) => e.chat_id === chatId && e.type === 'chat:message:error', 'the error event');
     expect(error).toMatchObject({ message_id: assistantId, data: { error: { content: expect.stringContaining('Server Connection Error') } } });
     await browser.next((e) => e.chat_id === chatId && e.type === 'chat:tasks:cancel', 'chat:tasks:cancel');
     await browser.next((e) => e.chat_id === chatId && e.type === 'chat:active' && e.data.active === false, 'chat:active false');
 
-    const chat = (await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body;
+    const chat = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body;
     const answer = chat.chat.history.messages[assistantId];
     expect(answer).toMatchObject({ parentId: userId, done: true, error: { content: error.data.error.content } });
     expect(outputText(answer.output)).toBe('one two three');
@@ -105,7 +105,7 @@ describe('web client mode when things go wrong', () => {
     // The chat goes on.
     world.model.script = defaultScript;
     const next = webRequest(browser.socket, { content: 'and now?', chatId, parentId: assistantId });
-    await world.server.api.post('/api/chat/completions', next.body, { token: world.admin.token });
+    await world.api.post('/api/chat/completions', next.body, { token: world.admin.token });
     const done = await browser.next((e) => e.message_id === next.assistantId && e.type === 'chat:completion' && e.data.done, 'the next answer');
     expect(outputText(done.data.output)).toBe('You said: and now?');
     expect(world.model.chatRequests().at(-1).messages).toEqual([
@@ -119,11 +119,11 @@ describe('web client mode when things go wrong', () => {
     world.model.script = () => ({ status: 429, error: 'Rate limit reached' });
     try {
       const { body, assistantId } = webRequest(browser.socket, { content: 'limited', extra: { background_tasks: {} } });
-      const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+      const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
       expect(res.status).toBe(200);
       const error = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:message:error', 'the error event');
       expect(error.data).toEqual({ error: { content: 'Rate limit reached' } });
-      const answer = (await world.server.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
+      const answer = (await world.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
       expect(answer).toMatchObject({ done: true, error: { content: 'Rate limit reached' } });
       expect(answer.output).toBeUndefined();
     } finally {
@@ -132,21 +132,21 @@ describe('web client mode when things go wrong', () => {
   });
 
   it('an existing chat of someone else is not found', async () => {
-    const bob = await addUser(world.server.api, world.admin, 'user', 'Bob Other');
-    await world.server.api.post(
+    const bob = await addUser(world.api, world.admin, 'user', 'Bob Other');
+    await world.api.post(
       '/api/v1/models/create',
       { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] },
       { token: world.admin.token },
     );
-    const own = await world.server.api.post('/api/v1/chats/new', { chat: { title: 'Admin only' } }, { token: world.admin.token });
+    const own = await world.api.post('/api/v1/chats/new', { chat: { title: 'Admin only' } }, { token: world.admin.token });
     const bobBrowser = await openBrowser(world.server.url, bob.token);
     try {
       const { body } = webRequest(bobBrowser.socket, { content: 'let me in', chatId: own.body.id, parentId: 'x' });
-      const res = await world.server.api.post('/api/chat/completions', body, { token: bob.token });
+      const res = await world.api.post('/api/chat/completions', body, { token: bob.token });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ detail: 'Something went wrong :/' });
-      expect((await world.server.api.get(`/api/tasks/chat/${own.body.id}`, { token: bob.token })).body).toEqual({ task_ids: [] });
-      expect((await world.server.api.post(`/api/tasks/chat/${own.body.id}/stop`, undefined, { token: bob.token })).status).toBe(404);
+      expect((await world.api.get(`/api/tasks/chat/${own.body.id}`, { token: bob.token })).body).toEqual({ task_ids: [] });
+      expect((await world.api.post(`/api/tasks/chat/${own.body.id}/stop`, undefined, { token: bob.token })).status).toBe(404);
     } finally {
       bobBrowser.close();
     }

@@ -15,7 +15,7 @@ describe('several models, titles', () => {
       { model_id: 'fake-model', message_id: 'answer-a', modelIdx: 0 },
       { model_id: 'other-model', message_id: 'answer-b', modelIdx: 1 },
     ];
-    const res = await world.server.api.post('/api/chat/completions', { ...body, message_ids }, { token: world.admin.token });
+    const res = await world.api.post('/api/chat/completions', { ...body, message_ids }, { token: world.admin.token });
     expect(res.body.task_ids).toHaveLength(2);
     const chatId = res.body.chat_id;
     for (const [id, model] of [
@@ -31,19 +31,19 @@ describe('several models, titles', () => {
     const doneB = browser.received.find((e) => e.message_id === 'answer-b' && e.type === 'chat:completion' && e.data?.done)!;
     expect(inactive[0].seq).toBeGreaterThan(doneB.seq);
 
-    const chat = (await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat;
+    const chat = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat;
     expect(chat.models).toEqual(['fake-model', 'other-model']);
     expect(chat.history.messages[userId].childrenIds).toEqual(['answer-a', 'answer-b']);
     expect(chat.history.messages['answer-a']).toMatchObject({ model: 'fake-model', modelIdx: 0, done: true, content: 'fake-model here' });
     expect(chat.history.messages['answer-b']).toMatchObject({ model: 'other-model', modelIdx: 1, done: true, content: 'other-model here' });
     // The title came from the task model's answer (no JSON here): the first message, then.
-    expect((await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.title).toBe('Both of you');
+    expect((await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.title).toBe('Both of you');
   });
 
   it('titles a chat with its first message when title generation is off', async () => {
     world.model.script = () => ({ text: 'fine' });
     const { body } = webRequest(browser.socket, { content: 'Untitled question', extra: { background_tasks: { title_generation: false } } });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
     const title = await browser.next((e) => e.chat_id === res.body.chat_id && e.type === 'chat:title', 'the title');
     expect(title.data).toBe('Untitled question');
     expect(world.model.requests.some((r) => JSON.stringify(r.messages).includes('Generate a concise title') && JSON.stringify(r.messages).includes('Untitled question'))).toBe(false);

@@ -19,7 +19,7 @@ describe('reply before the first event', () => {
     it(`holds every event until the reply is out (${stream ? 'streamed' : 'whole'} answers)`, async () => {
       for (let i = 0; i < 15; i++) {
         const { body, assistantId } = webRequest(browser.socket, { content: `Quick ${i}`, extra: { stream, background_tasks: {} } });
-        const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+        const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
         const replySeq = stamp();
         expect(res.status, res.text).toBe(200);
         const chatId = res.body.chat_id;

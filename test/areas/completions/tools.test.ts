@@ -73,12 +73,12 @@ describe('tool calling', () => {
       ['calc', CALC],
       ['other', OTHER],
     ]) {
-      const res = await world.server.api.post('/api/v1/tools/create', { id, name: id, content, meta: { description: id }, access_grants: everyone }, { token: world.admin.token });
+      const res = await world.api.post('/api/v1/tools/create', { id, name: id, content, meta: { description: id }, access_grants: everyone }, { token: world.admin.token });
       expect(res.status, res.text).toBe(200);
     }
-    const valves = await world.server.api.post('/api/v1/tools/id/calc/valves/user/update', { unit: 'pears' }, { token: world.alice.token });
+    const valves = await world.api.post('/api/v1/tools/id/calc/valves/user/update', { unit: 'pears' }, { token: world.alice.token });
     expect(valves.status, valves.text).toBe(200);
-    await world.server.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, { token: world.admin.token });
+    await world.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, { token: world.admin.token });
     world.model.script = toolsScript;
     browser = await openBrowser(world.server.url, world.alice.token);
   });
@@ -89,7 +89,7 @@ describe('tool calling', () => {
 
   it('runs the calls in the plugin host and sends the results back to the model', async () => {
     const { body, assistantId } = webRequest(browser.socket, { content: 'add 2 and 3', extra: { tool_ids: ['calc', 'other|add', 'server:nowhere', 'not-a-tool'], background_tasks: {} } });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: world.alice.token });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.alice.token });
     expect(res.status, res.text).toBe(200);
     const done = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the final answer', 20000);
 
@@ -123,7 +123,7 @@ describe('tool calling', () => {
     const status = await browser.next((e) => e.message_id === assistantId && e.type === 'status', 'the tool status');
     expect(status.data).toEqual({ description: 'adding 2 and 3', done: false });
     expect(browser.received.some((e) => e.message_id === assistantId && e.type === 'citation' && e.data.source.name === 'calculator')).toBe(true);
-    const stored = (await world.server.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.alice.token })).body.chat.history.messages[assistantId];
+    const stored = (await world.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.alice.token })).body.chat.history.messages[assistantId];
     expect(stored.statusHistory).toEqual([{ description: 'adding 2 and 3', done: false }]);
     expect(stored.sources).toEqual([{ source: { name: 'calculator' }, document: ['arithmetic'], metadata: [{ source: 'calc' }] }]);
     expect(stored.output.map((item: any) => item.type)).toEqual(output.map((item: any) => item.type));

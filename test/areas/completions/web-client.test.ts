@@ -20,13 +20,13 @@ describe('web client journey', () => {
     // Heartbeats and usage reports are accepted.
     expect(await browser.socket.timeout(2000).emitWithAck('heartbeat', {})).toBeNull();
     expect(await browser.socket.timeout(2000).emitWithAck('usage', { action: 'chat', model: 'fake-model', chat_id: '' })).toBeNull();
-    expect((await world.server.api.get('/api/usage', { token: world.admin.token })).body).toEqual({ model_ids: ['fake-model'], user_count: 1 });
+    expect((await world.api.get('/api/usage', { token: world.admin.token })).body).toEqual({ model_ids: ['fake-model'], user_count: 1 });
   });
 
   it('starts a new chat: the reply first, then the streamed answer, title, tags and follow-ups', async () => {
     world.events.length = 0;
     const { body, userId, assistantId } = webRequest(browser.socket, { content: 'Hello there my friend', system: 'Be brief', extra: { stream_options: { include_usage: true } } });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
     const replySeq = stamp();
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ status: true, task_ids: [expect.any(String)], chat_id: expect.any(String) });
@@ -75,7 +75,7 @@ describe('web client journey', () => {
   });
 
   it('stores the chat as the frontend reloads it', async () => {
-    const res = await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token });
+    const res = await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body.title).toBe(TITLE);
     expect(res.body.meta.tags).toEqual(TAGS.map((t) => t.toLowerCase()));
@@ -87,15 +87,15 @@ describe('web client journey', () => {
     expect(outputText(answer.output)).toBe('You said: Hello there my friend');
     const userMessage = history.messages[answer.parentId];
     expect(userMessage).toMatchObject({ role: 'user', content: 'Hello there my friend', childrenIds: [firstAnswerId] });
-    const list = await world.server.api.get('/api/v1/chats/?page=1', { token: world.admin.token });
+    const list = await world.api.get('/api/v1/chats/?page=1', { token: world.admin.token });
     expect(list.body.map((c: any) => [c.id, c.title])).toContainEqual([chatId, TITLE]);
-    expect((await world.server.api.get(`/api/tasks/chat/${chatId}`, { token: world.admin.token })).body).toEqual({ task_ids: [] });
+    expect((await world.api.get(`/api/tasks/chat/${chatId}`, { token: world.admin.token })).body).toEqual({ task_ids: [] });
   });
 
   it('answers a follow-up from the stored history', async () => {
     browser.received.length = 0;
     const { body, userId, assistantId } = webRequest(browser.socket, { content: 'And again', chatId, parentId: firstAnswerId });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
     expect(res.body).toMatchObject({ status: true, chat_id: chatId });
     const done = await browser.next((e) => e.type === 'chat:completion' && e.data?.done === true, 'the second answer');
     expect(outputText(done.data.output)).toBe('You said: And again');
@@ -111,7 +111,7 @@ describe('web client journey', () => {
     // No new title for a later message.
     expect(browser.received.some((e) => e.type === 'chat:title')).toBe(false);
 
-    const chat = (await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat;
+    const chat = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat;
     expect(chat.history.currentId).toBe(assistantId);
     expect(chat.history.messages[firstAnswerId].childrenIds).toEqual([userId]);
     expect(chat.history.messages[userId]).toMatchObject({ parentId: firstAnswerId, childrenIds: [assistantId] });
@@ -123,13 +123,13 @@ describe('web client journey', () => {
     browser.received.length = 0;
     const cancelledBefore = world.model.cancelled;
     const { body, assistantId } = webRequest(browser.socket, { content: 'Go on forever', chatId, parentId: firstAnswerId });
-    const res = await world.server.api.post('/api/chat/completions', body, { token: world.admin.token });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
     const [taskId] = res.body.task_ids;
     await browser.next((e) => e.type === 'chat:completion' && /more3/.test(outputText(e.data.output ?? [])), 'some streamed text');
 
-    expect((await world.server.api.get(`/api/tasks/chat/${chatId}`, { token: world.admin.token })).body).toEqual({ task_ids: [taskId] });
-    expect((await world.server.api.get('/api/tasks', { token: world.admin.token })).body).toEqual({ tasks: [taskId] });
-    const stop = await world.server.api.post(`/api/tasks/chat/${chatId}/stop`, undefined, { token: world.admin.token });
+    expect((await world.api.get(`/api/tasks/chat/${chatId}`, { token: world.admin.token })).body).toEqual({ task_ids: [taskId] });
+    expect((await world.api.get('/api/tasks', { token: world.admin.token })).body).toEqual({ tasks: [taskId] });
+    const stop = await world.api.post(`/api/tasks/chat/${chatId}/stop`, undefined, { token: world.admin.token });
     expect(stop.body).toEqual({ status: true, message: `All tasks for item ${chatId} stopped.` });
 
     await browser.next((e) => e.type === 'chat:tasks:cancel', 'chat:tasks:cancel');
@@ -137,10 +137,10 @@ describe('web client journey', () => {
     await world.model.waitFor(() => world.model.cancelled > cancelledBefore, 'the provider stream to be cancelled');
     expect(browser.received.some((e) => e.type === 'chat:completion' && e.data?.done)).toBe(false);
 
-    const answer = (await world.server.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
+    const answer = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
     expect(answer.done).toBe(true);
     expect(outputText(answer.output)).toMatch(/^Here goes more0 more1 more2 more3/);
-    expect((await world.server.api.get(`/api/tasks/chat/${chatId}`, { token: world.admin.token })).body).toEqual({ task_ids: [] });
+    expect((await world.api.get(`/api/tasks/chat/${chatId}`, { token: world.admin.token })).body).toEqual({ task_ids: [] });
     world.model.script = defaultScript;
   });
 
@@ -149,7 +149,7 @@ describe('web client journey', () => {
     browser.socket.emit('events:chat', { chat_id: chatId, data: { type: 'last_read_at' } });
     const listed = await browser.next((e) => e.type === 'chat:list' && e.chat_id === chatId, 'chat:list');
     expect(listed.data).toMatchObject({ chat_id: chatId, last_read_at: expect.any(Number) });
-    const chats = await world.server.api.get('/api/v1/chats/?page=1', { token: world.admin.token });
+    const chats = await world.api.get('/api/v1/chats/?page=1', { token: world.admin.token });
     expect(chats.body.find((c: any) => c.id === chatId).last_read_at).toBe(listed.data.last_read_at);
   });
 });

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startServer, withServer } from '../../helpers/server.js';
-import { signup } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 const CODE_EXECUTION_FORM = {
   ENABLE_CODE_EXECUTION: false,
@@ -276,23 +274,22 @@ describe('configs area', () => {
 
 describe('configs survive a restart', () => {
   it('keeps imported and form-written values when another server starts on the same data', async () => {
-    const first = await startServer();
-    const admin = await signup(first.api, 'Restart Admin');
-    const imported = await first.api.post('/api/v1/configs/import', { config: { 'ui.default_models': 'kept-model', 'custom.flag': true } }, { token: admin.token });
-    expect(imported.status).toBe(200);
-    const banners = await first.api.post('/api/v1/configs/banners', { banners: [BANNER] }, { token: admin.token });
-    expect(banners.status).toBe(200);
-    const subagents = await first.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: admin.token });
-    expect(subagents.status).toBe(200);
-    await first.close();
+    await withWorld({ admin: 'Restart Admin' }, async (world) => {
+      const { admin } = world;
+      const imported = await world.api.post('/api/v1/configs/import', { config: { 'ui.default_models': 'kept-model', 'custom.flag': true } }, { token: admin.token });
+      expect(imported.status).toBe(200);
+      const banners = await world.api.post('/api/v1/configs/banners', { banners: [BANNER] }, { token: admin.token });
+      expect(banners.status).toBe(200);
+      const subagents = await world.api.post('/api/v1/configs/subagents', SUBAGENTS_FORM, { token: admin.token });
+      expect(subagents.status).toBe(200);
 
-    // The environment seeds only keys the database lacks: the stored values win over it.
-    await withServer({ reuse: { dataDir: first.dataDir, databaseUrl: first.databaseUrl }, env: { DEFAULT_MODELS: 'from-env' } }, async (second) => {
-      const exported = (await second.api.get('/api/v1/configs/export', { token: admin.token })).body;
+      // The environment seeds only keys the database lacks: the stored values win over it.
+      await world.restart({ DEFAULT_MODELS: 'from-env' });
+      const exported = (await world.api.get('/api/v1/configs/export', { token: admin.token })).body;
       expect(exported).toMatchObject({ 'ui.default_models': 'kept-model', 'custom.flag': true, 'ui.banners': [BANNER] });
-      expect((await second.api.get('/api/v1/configs/banners', { token: admin.token })).body).toEqual([BANNER]);
-      expect((await second.api.get('/api/v1/configs/subagents', { token: admin.token })).body).toEqual(SUBAGENTS_FORM);
-      expect((await second.api.get('/api/config', { token: admin.token })).body.default_models).toBe('kept-model');
+      expect((await world.api.get('/api/v1/configs/banners', { token: admin.token })).body).toEqual([BANNER]);
+      expect((await world.api.get('/api/v1/configs/subagents', { token: admin.token })).body).toEqual(SUBAGENTS_FORM);
+      expect((await world.api.get('/api/config', { token: admin.token })).body.default_models).toBe('kept-model');
     });
   });
 });

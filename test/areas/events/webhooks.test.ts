@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { destroyServer, startServer, withServer, type TestServer } from '../../helpers/server.js';
-import { as, signup } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { as } from '../../helpers/users.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 const INVALID_URL = 'The URL you provided is invalid. Please double-check and try again.';
 const PROHIBITED = 'You do not have permission to access this resource. Please contact your administrator for assistance.';
@@ -314,9 +313,8 @@ describe('event webhook administration', () => {
 
 describe('local webhook targets', () => {
   it('are refused by default, allowed by EVENT_WEBHOOK_ALLOW_LOCAL, and never reach metadata or link-local addresses', async () => {
-    await withServer({ env: { EVENT_WEBHOOK_ALLOW_LOCAL: 'true' } }, async (server) => {
-      const admin = await signup(server.api, 'Local Admin');
-      const post = (url: string) => server.api.post('/api/events/webhooks', { url }, { token: admin.token });
+    await withWorld({ env: { EVENT_WEBHOOK_ALLOW_LOCAL: 'true' }, admin: 'Local Admin' }, async ({ api, admin }) => {
+      const post = (url: string) => api.post('/api/events/webhooks', { url }, { token: admin.token });
       for (const url of ['http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://10.0.0.5/hook', 'http://[::1]:9/']) {
         expect((await post(url)).status, url).toBe(200);
       }
@@ -327,9 +325,8 @@ describe('local webhook targets', () => {
   });
 
   it('must match EVENT_WEBHOOK_FILTER_LIST when it names allowed hosts', async () => {
-    await withServer({ env: { EVENT_WEBHOOK_ALLOW_LOCAL: 'true', EVENT_WEBHOOK_FILTER_LIST: 'localhost,!blocked.localhost' } }, async (server) => {
-      const admin = await signup(server.api, 'Filter Admin');
-      const post = (url: string) => server.api.post('/api/events/webhooks', { url }, { token: admin.token });
+    await withWorld({ env: { EVENT_WEBHOOK_ALLOW_LOCAL: 'true', EVENT_WEBHOOK_FILTER_LIST: 'localhost,!blocked.localhost' }, admin: 'Filter Admin' }, async ({ api, admin }) => {
+      const post = (url: string) => api.post('/api/events/webhooks', { url }, { token: admin.token });
       expect((await post('http://localhost:9/hook')).status).toBe(200);
       expect((await post('http://127.0.0.1:9/hook')).status).toBe(400);
       expect((await post('http://blocked.localhost:9/hook')).status).toBe(400);
@@ -339,27 +336,20 @@ describe('local webhook targets', () => {
 
 describe('the legacy single webhook', () => {
   it("migrates WEBHOOK_URL once into the webhook 'default', first in the list; deleting it keeps it deleted", async () => {
-    const first = await startServer({ env: { WEBHOOK_URL: 'http://93.184.216.34/legacy' } });
-    const reuse = { dataDir: first.dataDir, databaseUrl: first.databaseUrl };
-    let server: TestServer = first;
-    try {
-      const admin = await signup(server.api, 'Legacy Admin');
-      const list = async () => (await server.api.get('/api/events/webhooks', { token: admin.token })).body as any[];
+    await withWorld({ env: { WEBHOOK_URL: 'http://93.184.216.34/legacy' }, admin: 'Legacy Admin' }, async (world) => {
+      const { admin } = world;
+      const list = async () => (await world.api.get('/api/events/webhooks', { token: admin.token })).body as any[];
       expect(await list()).toEqual([
         expect.objectContaining({ id: 'default', name: 'Default webhook', url: 'http://93.184.216.34/legacy', enabled: true, events: ['*'], targets: null }),
       ]);
-      await server.api.post('/api/events/webhooks', { url: '' }, { token: admin.token });
-      await server.close();
-      server = await startServer({ env: { WEBHOOK_URL: 'http://93.184.216.34/legacy' }, reuse });
+      await world.api.post('/api/events/webhooks', { url: '' }, { token: admin.token });
+      await world.restart();
       const afterRestart = await list();
       expect(afterRestart.map((w) => w.id)[0]).toBe('default');
       expect(afterRestart.filter((w) => w.id === 'default')).toHaveLength(1);
-      expect((await server.api.delete('/api/events/webhooks/default', { token: admin.token })).status).toBe(200);
-      await server.close();
-      server = await startServer({ env: { WEBHOOK_URL: 'http://93.184.216.34/legacy' }, reuse });
+      expect((await world.api.delete('/api/events/webhooks/default', { token: admin.token })).status).toBe(200);
+      await world.restart();
       expect((await list()).some((w) => w.id === 'default')).toBe(false);
-    } finally {
-      await destroyServer(server);
-    }
+    });
   });
 });

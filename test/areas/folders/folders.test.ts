@@ -74,7 +74,7 @@ describe('POST /api/v1/folders/', () => {
 
 describe('GET /api/v1/folders/ and /api/v1/folders/{id}', () => {
   it('lists the user’s own folders with their icon and unread counts, repairing missing parents', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Folder Lister');
+    const user = await addUser(world.api, world.admin, 'user', 'Folder Lister');
     const top = await folder(user, { name: 'Top', meta: { icon: '⭐', color: 'red' } });
     await folder(user, { name: 'Child', parent_id: top.id });
     const now = Math.floor(Date.now() / 1000);
@@ -243,7 +243,7 @@ describe('POST /api/v1/folders/{id}/access/update', () => {
 
 describe('shared folders', () => {
   it('lists folders others shared with the user, with their subfolders, owner and permission', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Shared With');
+    const user = await addUser(world.api, world.admin, 'user', 'Shared With');
     const root = await folder(world.alice, { name: 'Shared root' });
     const sub = await folder(world.alice, { name: 'Shared sub', parent_id: root.id });
     const other = await folder(world.bob, { name: 'Bob shares' });
@@ -283,7 +283,7 @@ describe('shared folders', () => {
     expect(filed.folder_id).toBe(root.id);
     expect((await world.api.post('/api/v1/chats/new', { chat: {}, folder_id: root.id }, as(world.carol))).status).toBe(404);
     expect((await world.api.get(`/api/v1/chats/${owned.id}`, as(world.carol))).body.title).toBe('Alice filed');
-    expect((await world.api.get(`/api/v1/chats/${owned.id}`, await addUser(world.server.api, world.admin, 'user', 'Nobody').then(as))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${owned.id}`, await addUser(world.api, world.admin, 'user', 'Nobody').then(as))).status).toBe(404);
 
     const sub = await world.api.post('/api/v1/folders/', { name: 'Bob made', parent_id: root.id }, as(world.bob));
     expect(sub.status).toBe(200);
@@ -311,13 +311,13 @@ describe('shared folders', () => {
     expect(paged.body).toMatchObject({ folder_permission: 'write', total: 2, has_more: false });
     expect(paged.body.chats.find((c: { id: string }) => c.id === filed.id).readonly).toBe(false);
     expect((await world.api.get(`/api/v1/folders/${root.id}/shared/chats`, as(world.admin))).body.folder_permission).toBe('write');
-    const stranger = await addUser(world.server.api, world.admin, 'user', 'Stranger');
+    const stranger = await addUser(world.api, world.admin, 'user', 'Stranger');
     expect((await world.api.get(`/api/v1/folders/${root.id}/shared/chats`, as(stranger))).status).toBe(403);
     expect((await world.api.get(`/api/v1/folders/${UNKNOWN}/shared/chats`, as(world.bob))).status).toBe(404);
   });
 
   it('marks the reader’s chats in a folder read (owners: the whole subtree)', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Folder Reader');
+    const user = await addUser(world.api, world.admin, 'user', 'Folder Reader');
     const top = await folder(user, { name: 'Read top' });
     const sub = await folder(user, { name: 'Read sub', parent_id: top.id });
     const a = await newChat(world.api, user, {}, { folder_id: top.id });
@@ -381,7 +381,7 @@ describe('DELETE /api/v1/folders/{id}', () => {
   });
 
   it('goes with its owner when the user is deleted', async () => {
-    const user = await addUser(world.server.api, world.admin, 'user', 'Folder Leaver');
+    const user = await addUser(world.api, world.admin, 'user', 'Folder Leaver');
     const top = await folder(user);
     expect((await world.api.delete(`/api/v1/users/${user.id}`, as(world.admin))).status).toBe(200);
     expect((await world.api.get(`/api/v1/folders/${top.id}`, as(world.admin))).status).toBe(404);

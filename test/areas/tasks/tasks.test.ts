@@ -27,13 +27,12 @@ const DEFAULT_CONFIG = {
 
 describe('/api/v1/tasks', () => {
   const world = useServer({ fakes: fakeModel(['fake-model', 'task-model']), admin: 'Tasks Admin', users: { alice: ['user', 'Tasks Alice'] } });
-  const api = () => world.api;
   const lastPrompt = () => lastUserText(world.model.requests.at(-1).messages);
-  const update = (changes: Record<string, unknown>) => api().post('/api/v1/tasks/config/update', { ...DEFAULT_CONFIG, ...changes }, { token: world.admin.token });
+  const update = (changes: Record<string, unknown>) => world.api.post('/api/v1/tasks/config/update', { ...DEFAULT_CONFIG, ...changes }, { token: world.admin.token });
 
   describe('config', () => {
     it('is readable by users, with the reference defaults', async () => {
-      const res = await api().get('/api/v1/tasks/config', { token: world.alice.token });
+      const res = await world.api.get('/api/v1/tasks/config', { token: world.alice.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(DEFAULT_CONFIG);
     });
@@ -41,14 +40,14 @@ describe('/api/v1/tasks', () => {
     it('is updated by admins with the whole form; 0.11.0 requires the autocomplete template', async () => {
       for (const missing of ['AUTOCOMPLETE_GENERATION_PROMPT_TEMPLATE', 'ENABLE_VOICE_MODE_PROMPT', 'TASK_MODEL']) {
         const { [missing]: _gone, ...form } = { ...DEFAULT_CONFIG, ENABLE_TITLE_GENERATION: false } as Record<string, unknown>;
-        const res = await api().post('/api/v1/tasks/config/update', form, { token: world.admin.token });
+        const res = await world.api.post('/api/v1/tasks/config/update', form, { token: world.admin.token });
         expect(res.status).toBe(422);
         expect(res.body.detail[0]).toMatchObject({ type: 'missing', loc: ['body', missing] });
       }
       expect((await update({ ENABLE_TITLE_GENERATION: false })).status).toBe(200);
-      expect((await api().get('/api/v1/tasks/config', { token: world.admin.token })).body.ENABLE_TITLE_GENERATION).toBe(false);
+      expect((await world.api.get('/api/v1/tasks/config', { token: world.admin.token })).body.ENABLE_TITLE_GENERATION).toBe(false);
       expect((await update({ AUTOCOMPLETE_GENERATION_PROMPT_TEMPLATE: null })).status).toBe(422);
-      expect((await api().post('/api/v1/tasks/config/update', DEFAULT_CONFIG, { token: world.alice.token })).status).toBe(401);
+      expect((await world.api.post('/api/v1/tasks/config/update', DEFAULT_CONFIG, { token: world.alice.token })).status).toBe(401);
       const saved = await update({ TASK_MODEL: null, VOICE_MODE_PROMPT_TEMPLATE: 'Speak softly' });
       expect(saved.body).toEqual({ ...DEFAULT_CONFIG, TASK_MODEL: null, VOICE_MODE_PROMPT_TEMPLATE: 'Speak softly' });
       // Nothing the reference publishes.
@@ -57,7 +56,7 @@ describe('/api/v1/tasks', () => {
     });
 
     it('no longer has POST /active/chats (removed in 0.11.0)', async () => {
-      const res = await api().post('/api/v1/tasks/active/chats', { chat_ids: [] }, { token: world.admin.token });
+      const res = await world.api.post('/api/v1/tasks/active/chats', { chat_ids: [] }, { token: world.admin.token });
       expect([404, 405]).toContain(res.status);
     });
   });
@@ -69,16 +68,16 @@ describe('/api/v1/tasks', () => {
     ];
 
     it('titles: the task prompt with the conversation, the answer as the provider gave it', async () => {
-      const res = await api().post('/api/v1/tasks/title/completions', { model: 'fake-model', messages }, { token: world.alice.token });
+      const res = await world.api.post('/api/v1/tasks/title/completions', { model: 'fake-model', messages }, { token: world.alice.token });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ detail: "Model '' was not found" });
-      const ok = await api().post('/api/v1/tasks/title/completions', { model: 'fake-model', messages }, { token: world.admin.token });
+      const ok = await world.api.post('/api/v1/tasks/title/completions', { model: 'fake-model', messages }, { token: world.admin.token });
       expect(ok.status, ok.text).toBe(200);
       expect(ok.body.choices[0].message.content).toBe(JSON.stringify({ title: 'A Fake Title' }));
       expect(lastPrompt()).toContain('Generate a concise title');
       expect(lastPrompt()).toContain('USER: How do I bake bread?\nASSISTANT: Flour, water, salt and time.');
       expect(world.model.requests.at(-1)).toMatchObject({ model: 'fake-model', stream: false, max_tokens: 1000 });
-      expect((await api().post('/api/v1/tasks/title/completions', { model: '', messages }, { token: world.admin.token })).body).toEqual({
+      expect((await world.api.post('/api/v1/tasks/title/completions', { model: '', messages }, { token: world.admin.token })).body).toEqual({
         detail: 'No model specified for title generation. Please ensure a model is selected for this chat.',
       });
     });
@@ -86,7 +85,7 @@ describe('/api/v1/tasks', () => {
     it('uses the external task model when one is set', async () => {
       await update({ TASK_MODEL_EXTERNAL: 'task-model', TITLE_GENERATION_PROMPT_TEMPLATE: 'Title for {{prompt}} by {{USER_NAME}}' });
       try {
-        await api().post('/api/v1/tasks/title/completions', { model: 'fake-model', messages }, { token: world.admin.token });
+        await world.api.post('/api/v1/tasks/title/completions', { model: 'fake-model', messages }, { token: world.admin.token });
         expect(world.model.requests.at(-1).model).toBe('task-model');
         expect(lastPrompt()).toBe(`Title for How do I bake bread? by ${world.admin.name}`);
       } finally {
@@ -95,9 +94,9 @@ describe('/api/v1/tasks', () => {
     });
 
     it('tags and follow-ups; switched off they say so', async () => {
-      const tags = await api().post('/api/v1/tasks/tags/completions', { model: 'fake-model', messages }, { token: world.admin.token });
+      const tags = await world.api.post('/api/v1/tasks/tags/completions', { model: 'fake-model', messages }, { token: world.admin.token });
       expect(JSON.parse(tags.body.choices[0].message.content)).toEqual({ tags: ['Testing', 'Fakes'] });
-      const followUps = await api().post('/api/v1/tasks/follow_up/completions', { model: 'fake-model', messages }, { token: world.admin.token });
+      const followUps = await world.api.post('/api/v1/tasks/follow_up/completions', { model: 'fake-model', messages }, { token: world.admin.token });
       expect(JSON.parse(followUps.body.choices[0].message.content).follow_ups).toHaveLength(2);
       await update({ ENABLE_TAGS_GENERATION: false, ENABLE_FOLLOW_UP_GENERATION: false, ENABLE_TITLE_GENERATION: false });
       try {
@@ -107,7 +106,7 @@ describe('/api/v1/tasks', () => {
           ['follow_up', 'Follow-up generation is disabled'],
           ['title', 'Title generation is disabled'],
         ]) {
-          const res = await api().post(`/api/v1/tasks/${path}/completions`, { model: 'fake-model', messages }, { token: world.admin.token });
+          const res = await world.api.post(`/api/v1/tasks/${path}/completions`, { model: 'fake-model', messages }, { token: world.admin.token });
           expect([res.status, res.body]).toEqual([200, { detail }]);
         }
         expect(world.model.requests.length).toBe(before);
@@ -117,15 +116,15 @@ describe('/api/v1/tasks', () => {
     });
 
     it('queries, with their switches', async () => {
-      const res = await api().post('/api/v1/tasks/queries/completions', { model: 'fake-model', messages, type: 'web_search' }, { token: world.admin.token });
+      const res = await world.api.post('/api/v1/tasks/queries/completions', { model: 'fake-model', messages, type: 'web_search' }, { token: world.admin.token });
       expect(res.status).toBe(200);
       expect(lastPrompt()).toContain('{ "queries": ["query1", "query2"] }');
       await update({ ENABLE_SEARCH_QUERY_GENERATION: false, ENABLE_RETRIEVAL_QUERY_GENERATION: false });
       try {
-        expect((await api().post('/api/v1/tasks/queries/completions', { model: 'fake-model', messages, type: 'web_search' }, { token: world.admin.token })).body).toEqual({
+        expect((await world.api.post('/api/v1/tasks/queries/completions', { model: 'fake-model', messages, type: 'web_search' }, { token: world.admin.token })).body).toEqual({
           detail: 'Search query generation is disabled',
         });
-        expect((await api().post('/api/v1/tasks/queries/completions', { model: 'fake-model', messages, type: 'retrieval' }, { token: world.admin.token })).body).toEqual({
+        expect((await world.api.post('/api/v1/tasks/queries/completions', { model: 'fake-model', messages, type: 'retrieval' }, { token: world.admin.token })).body).toEqual({
           detail: 'Query generation is disabled',
         });
       } finally {
@@ -135,13 +134,13 @@ describe('/api/v1/tasks', () => {
 
     it('autocompletion: off by default, then bounded by the input limit', async () => {
       const form = { model: 'fake-model', prompt: 'The sun was setting', type: 'General', messages };
-      const off = await api().post('/api/v1/tasks/auto/completions', form, { token: world.admin.token });
+      const off = await world.api.post('/api/v1/tasks/auto/completions', form, { token: world.admin.token });
       expect([off.status, off.body]).toEqual([400, { detail: 'Autocompletion generation is disabled' }]);
       await update({ ENABLE_AUTOCOMPLETE_GENERATION: true, AUTOCOMPLETE_GENERATION_INPUT_MAX_LENGTH: 10 });
       try {
-        const long = await api().post('/api/v1/tasks/auto/completions', form, { token: world.admin.token });
+        const long = await world.api.post('/api/v1/tasks/auto/completions', form, { token: world.admin.token });
         expect([long.status, long.body]).toEqual([400, { detail: 'Input prompt exceeds maximum length of 10' }]);
-        const ok = await api().post('/api/v1/tasks/auto/completions', { ...form, prompt: 'The sun' }, { token: world.admin.token });
+        const ok = await world.api.post('/api/v1/tasks/auto/completions', { ...form, prompt: 'The sun' }, { token: world.admin.token });
         expect(ok.status).toBe(200);
         expect(lastPrompt()).toContain('<type>General</type>');
         expect(lastPrompt()).toContain('<text>The sun</text>');
@@ -151,10 +150,10 @@ describe('/api/v1/tasks', () => {
     });
 
     it('emoji, image prompts and mixtures of answers', async () => {
-      expect((await api().post('/api/v1/tasks/emoji/completions', { model: 'fake-model', prompt: 'I am so happy' }, { token: world.admin.token })).status).toBe(200);
+      expect((await world.api.post('/api/v1/tasks/emoji/completions', { model: 'fake-model', prompt: 'I am so happy' }, { token: world.admin.token })).status).toBe(200);
       expect(world.model.requests.at(-1).max_tokens).toBe(4);
       expect(lastPrompt()).toBe(DEFAULT_TEMPLATES.EMOJI.replace('{{prompt}}', 'I am so happy'));
-      expect((await api().post('/api/v1/tasks/image_prompt/completions', { model: 'fake-model', messages }, { token: world.admin.token })).status).toBe(200);
+      expect((await world.api.post('/api/v1/tasks/image_prompt/completions', { model: 'fake-model', messages }, { token: world.admin.token })).status).toBe(200);
       expect(lastPrompt()).toContain('Generate a detailed prompt for am image generation task');
       world.model.script = (body) => (body.stream ? { text: 'merged answer' } : defaultScript(body));
       try {
@@ -175,12 +174,12 @@ describe('/api/v1/tasks', () => {
 
   describe('/api/tasks', () => {
     it('lists and stops tasks for admins only', async () => {
-      expect((await api().get('/api/tasks', { token: world.alice.token })).status).toBe(401);
-      expect((await api().get('/api/tasks', { token: world.admin.token })).body).toEqual({ tasks: [] });
-      expect((await api().post('/api/tasks/stop/nope', undefined, { token: world.alice.token })).status).toBe(401);
-      expect((await api().post('/api/tasks/stop/nope', undefined, { token: world.admin.token })).body).toEqual({ status: false, message: 'Task with ID nope not found.' });
-      expect((await api().get('/api/tasks/chat/local:nobody', { token: world.alice.token })).body).toEqual({ task_ids: [] });
-      expect((await api().post('/api/tasks/chat/unknown-chat/stop', undefined, { token: world.admin.token })).status).toBe(404);
+      expect((await world.api.get('/api/tasks', { token: world.alice.token })).status).toBe(401);
+      expect((await world.api.get('/api/tasks', { token: world.admin.token })).body).toEqual({ tasks: [] });
+      expect((await world.api.post('/api/tasks/stop/nope', undefined, { token: world.alice.token })).status).toBe(401);
+      expect((await world.api.post('/api/tasks/stop/nope', undefined, { token: world.admin.token })).body).toEqual({ status: false, message: 'Task with ID nope not found.' });
+      expect((await world.api.get('/api/tasks/chat/local:nobody', { token: world.alice.token })).body).toEqual({ task_ids: [] });
+      expect((await world.api.post('/api/tasks/chat/unknown-chat/stop', undefined, { token: world.admin.token })).status).toBe(404);
     });
   });
 });

@@ -2,9 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_ERROR } from '../../../src/areas/tools/service.js';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { expectedExtraction, toolSource } from '../../core/python/helpers.js';
-import { withServer } from '../../helpers/server.js';
-import { addUser, signup } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { addUser } from '../../helpers/users.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 import { createGroup, createTool, grantAuthoring, simpleTool, toolBody, TOOLS_ENV } from './helpers.js';
 
 const world = useServer({
@@ -510,11 +509,10 @@ describe('GET /api/v1/tools/export', () => {
 
 describe('with ENABLE_PLUGINS=false', () => {
   it('lists no tools and refuses to load any', async () => {
-    await withServer({ env: { ...TOOLS_ENV, ENABLE_PLUGINS: 'false' } }, async (off) => {
-      const owner = await signup(off.api, 'Off Admin');
-      expect((await off.api.get('/api/v1/tools/', { token: owner.token })).body).toEqual([]);
-      expect((await off.api.get('/api/v1/tools/list', { token: owner.token })).body).toEqual([]);
-      const res = await off.api.post('/api/v1/tools/create', toolBody('not_loaded'), { token: owner.token });
+    await withWorld({ env: { ...TOOLS_ENV, ENABLE_PLUGINS: 'false' }, admin: 'Off Admin' }, async ({ api, admin: owner }) => {
+      expect((await api.get('/api/v1/tools/', { token: owner.token })).body).toEqual([]);
+      expect((await api.get('/api/v1/tools/list', { token: owner.token })).body).toEqual([]);
+      const res = await api.post('/api/v1/tools/create', toolBody('not_loaded'), { token: owner.token });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: '[ERROR: Plugins are disabled by ENABLE_PLUGINS=false]' });
     });

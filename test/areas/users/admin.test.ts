@@ -22,7 +22,7 @@ describe('one user by id, admin edits and deletion', () => {
     await plantVariables(world.server, world.member.id, { api_token: 'top-secret' });
   });
 
-  const get = (path: string, account: Account | null) => world.server.api.get(path, { token: account?.token ?? null });
+  const get = (path: string, account: Account | null) => world.api.get(path, { token: account?.token ?? null });
 
   describe('GET /api/v1/users/{id} (admin)', () => {
     it('answers the record with its groups and whether the user is online', async () => {
@@ -128,16 +128,16 @@ describe('one user by id, admin edits and deletion', () => {
 
   describe('POST /api/v1/users/{id}/update (admin)', () => {
     const update = (id: string, body: unknown, account: Account | null = world.admin) =>
-      world.server.api.post(`/api/v1/users/${id}/update`, body, { token: account?.token ?? null });
+      world.api.post(`/api/v1/users/${id}/update`, body, { token: account?.token ?? null });
 
     it('changes name and e-mail (stored lower-case, usable to sign in) and answers the record', async () => {
-      const target = await addUser(world.server.api, world.admin, 'user', 'Renamed Rita');
+      const target = await addUser(world.api, world.admin, 'user', 'Renamed Rita');
       world.events.length = 0;
       const res = await update(target.id, { name: 'Rita R', email: 'Rita.New@Example.com' });
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(USER_MODEL_KEYS);
       expect(res.body).toMatchObject({ id: target.id, name: 'Rita R', email: 'rita.new@example.com', role: 'user' });
-      const signin = await world.server.api.post('/api/v1/auths/signin', { email: 'rita.new@example.com', password: target.password });
+      const signin = await world.api.post('/api/v1/auths/signin', { email: 'rita.new@example.com', password: target.password });
       expect(signin.status, signin.text).toBe(200);
       const updated = world.events.filter((e) => e.event === 'user.updated');
       expect(updated).toHaveLength(1);
@@ -150,7 +150,7 @@ describe('one user by id, admin edits and deletion', () => {
     });
 
     it('changes the role and says so with user.role_updated', async () => {
-      const target = await addUser(world.server.api, world.admin, 'pending', 'Waiting Will');
+      const target = await addUser(world.api, world.admin, 'pending', 'Waiting Will');
       world.events.length = 0;
       const res = await update(target.id, { role: 'user' });
       expect(res.status, res.text).toBe(200);
@@ -161,13 +161,13 @@ describe('one user by id, admin edits and deletion', () => {
     });
 
     it('sets a new password: the old one stops working, auth.password_changed is published', async () => {
-      const target = await addUser(world.server.api, world.admin, 'user', 'Password Paul');
+      const target = await addUser(world.api, world.admin, 'user', 'Password Paul');
       world.events.length = 0;
       const res = await update(target.id, { password: 'brand-New-pw1' });
       expect(res.status, res.text).toBe(200);
       const published = [...world.events];
-      expect((await world.server.api.post('/api/v1/auths/signin', { email: target.email, password: target.password })).status).toBe(400);
-      expect((await world.server.api.post('/api/v1/auths/signin', { email: target.email, password: 'brand-New-pw1' })).status).toBe(200);
+      expect((await world.api.post('/api/v1/auths/signin', { email: target.email, password: target.password })).status).toBe(400);
+      expect((await world.api.post('/api/v1/auths/signin', { email: target.email, password: 'brand-New-pw1' })).status).toBe(200);
       expect(published.map((e) => e.event)).toEqual(['user.updated', 'auth.password_changed']);
       expect(published[1]).toMatchObject({ source: 'admin', actor: { id: world.admin.id }, subject: { type: 'user', id: target.id } });
       expect(JSON.stringify(published)).not.toContain('brand-New-pw1');
@@ -179,7 +179,7 @@ describe('one user by id, admin edits and deletion', () => {
       expect(res.status).toBe(400);
       expect(res.body.detail).toBe('Uh-oh! The password you entered is too long. Please make sure your password is less than 72 bytes long.');
       expect((await world.server.parley.services.users.byId(world.member.id))!.name).toBe('Member Moe');
-      expect((await world.server.api.post('/api/v1/auths/signin', { email: world.member.email, password: world.member.password })).status).toBe(200);
+      expect((await world.api.post('/api/v1/auths/signin', { email: world.member.email, password: world.member.password })).status).toBe(200);
       expect(published).toEqual([]);
     });
 
@@ -245,7 +245,7 @@ describe('one user by id, admin edits and deletion', () => {
 
   describe('DELETE /api/v1/users/{id} (admin)', () => {
     it('deletes the user with their credentials, memberships, sessions and access grants', async () => {
-      const target = await addUser(world.server.api, world.admin, 'user', 'Doomed Dan');
+      const target = await addUser(world.api, world.admin, 'user', 'Doomed Dan');
       const admin = (await world.server.parley.services.users.byId(world.admin.id))!;
       const group = await world.server.parley.services.groups.create(admin, { name: 'Doomed group', description: '' });
       await world.server.parley.services.groups.addMembers(null, group.id, [target.id]);
@@ -262,7 +262,7 @@ describe('one user by id, admin edits and deletion', () => {
       expect((await get('/api/v1/users/search', target)).status).toBe(200);
 
       world.events.length = 0;
-      const res = await world.server.api.delete(`/api/v1/users/${target.id}`, { token: world.otherAdmin.token });
+      const res = await world.api.delete(`/api/v1/users/${target.id}`, { token: world.otherAdmin.token });
       expect(res.status, res.text).toBe(200);
       expect(res.body).toBe(true);
       const published = [...world.events];
@@ -270,7 +270,7 @@ describe('one user by id, admin edits and deletion', () => {
       const session = await get('/api/v1/users/search', target);
       expect(session.status).toBe(401);
       expect(session.body.detail).toBe('Your session has expired or the token is invalid. Please sign in again.');
-      expect((await world.server.api.post('/api/v1/auths/signin', { email: target.email, password: target.password })).status).toBe(400);
+      expect((await world.api.post('/api/v1/auths/signin', { email: target.email, password: target.password })).status).toBe(400);
       expect((await get(`/api/v1/users/${target.id}`, world.admin)).status).toBe(400);
       const left = async (table: 'auth' | 'group_member' | 'access_grant' | 'oauth_session', column: 'id' | 'user_id' | 'principal_id') =>
         (await db.selectFrom(table).selectAll().where(column as never, '=', target.id as never).execute()).length;
@@ -283,10 +283,10 @@ describe('one user by id, admin edits and deletion', () => {
     });
 
     it('refuses to delete the primary admin or oneself with 403', async () => {
-      const primaryRes = await world.server.api.delete(`/api/v1/users/${world.admin.id}`, { token: world.otherAdmin.token });
+      const primaryRes = await world.api.delete(`/api/v1/users/${world.admin.id}`, { token: world.otherAdmin.token });
       expect(primaryRes.status).toBe(403);
       expect(primaryRes.body.detail).toBe(ACTION_PROHIBITED);
-      const self = await world.server.api.delete(`/api/v1/users/${world.otherAdmin.id}`, { token: world.otherAdmin.token });
+      const self = await world.api.delete(`/api/v1/users/${world.otherAdmin.id}`, { token: world.otherAdmin.token });
       expect(self.status).toBe(403);
       expect(self.body.detail).toBe(ACTION_PROHIBITED);
       expect(await world.server.parley.services.users.byId(world.otherAdmin.id)).not.toBeNull();
@@ -294,7 +294,7 @@ describe('one user by id, admin edits and deletion', () => {
     });
 
     it('answers true for an unknown id without an event, as the reference', async () => {
-      const res = await world.server.api.delete('/api/v1/users/nobody', { token: world.admin.token });
+      const res = await world.api.delete('/api/v1/users/nobody', { token: world.admin.token });
       expect(res.status).toBe(200);
       expect(res.body).toBe(true);
       expect(world.events).toEqual([]);
@@ -302,7 +302,7 @@ describe('one user by id, admin edits and deletion', () => {
 
     it('answers 401 to non-admins and keeps the user', async () => {
       for (const account of [world.member, world.pending]) {
-        const res = await world.server.api.delete(`/api/v1/users/${world.otherAdmin.id}`, { token: account.token });
+        const res = await world.api.delete(`/api/v1/users/${world.otherAdmin.id}`, { token: account.token });
         expect(res.status).toBe(401);
         expect(res.body.detail).toBe(ACCESS_PROHIBITED);
       }

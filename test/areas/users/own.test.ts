@@ -11,77 +11,77 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
 
   describe('settings', () => {
     it('answers null before anything is saved', async () => {
-      const res = await world.server.api.get('/api/v1/users/user/settings', as(world.member));
+      const res = await world.api.get('/api/v1/users/user/settings', as(world.member));
       expect(res.status).toBe(200);
       expect(res.body).toBeNull();
     });
 
     it('saves {ui:{...}} and other top-level keys, merging at the top level', async () => {
-      const first = await world.server.api.post('/api/v1/users/user/settings/update', { ui: { models: ['m1'], version: '0.11.0' }, extra: 1 }, as(world.member));
+      const first = await world.api.post('/api/v1/users/user/settings/update', { ui: { models: ['m1'], version: '0.11.0' }, extra: 1 }, as(world.member));
       expect(first.status, first.text).toBe(200);
       expect(first.body).toEqual({ ui: { models: ['m1'], version: '0.11.0' }, extra: 1 });
       expect(world.events.map((e) => e.event)).toEqual(['user.settings_updated']);
       expect(world.events[0]).toMatchObject({ actor: { id: world.member.id }, subject: { type: 'user', id: world.member.id } });
 
-      const second = await world.server.api.post('/api/v1/users/user/settings/update', { ui: { pinnedModels: ['m2'] } }, as(world.member));
+      const second = await world.api.post('/api/v1/users/user/settings/update', { ui: { pinnedModels: ['m2'] } }, as(world.member));
       expect(second.body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
-      expect((await world.server.api.get('/api/v1/users/user/settings', as(world.member))).body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
+      expect((await world.api.get('/api/v1/users/user/settings', as(world.member))).body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
     });
 
     it('stores ui {} when the form leaves ui out', async () => {
-      const res = await world.server.api.post('/api/v1/users/user/settings/update', {}, as(world.member));
+      const res = await world.api.post('/api/v1/users/user/settings/update', {}, as(world.member));
       expect(res.body).toEqual({ ui: {}, extra: 1 });
     });
 
     it('drops tool servers and webhook notifications for users without those features; admins keep them', async () => {
       const body = { ui: { toolServers: [{ url: 'http://t' }], notifications: { webhook_url: 'http://hook', sound: true } }, notifications: { x: 1 } };
-      const user = await world.server.api.post('/api/v1/users/user/settings/update', body, as(world.member));
+      const user = await world.api.post('/api/v1/users/user/settings/update', body, as(world.member));
       expect(user.body).toEqual({ ui: { notifications: { sound: true } }, extra: 1 });
-      const own = await world.server.api.post('/api/v1/users/user/settings/update', body, as(world.admin));
+      const own = await world.api.post('/api/v1/users/user/settings/update', body, as(world.admin));
       expect(own.body).toEqual(body);
     });
 
     it('refuses users whose permissions exclude settings.interface with 403, and 422 for a non-object ui', async () => {
-      const defaults = (await world.server.api.get('/api/v1/users/default/permissions', as(world.admin))).body;
+      const defaults = (await world.api.get('/api/v1/users/default/permissions', as(world.admin))).body;
       const off = { ...defaults, settings: { interface: false } };
-      expect((await world.server.api.post('/api/v1/users/default/permissions', off, as(world.admin))).status).toBe(200);
-      const refused = await world.server.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(world.member));
+      expect((await world.api.post('/api/v1/users/default/permissions', off, as(world.admin))).status).toBe(200);
+      const refused = await world.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(world.member));
       expect(refused.status).toBe(403);
       expect(refused.body.detail).toBe(ACCESS_PROHIBITED);
-      expect((await world.server.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(world.admin))).status).toBe(200);
-      expect((await world.server.api.post('/api/v1/users/default/permissions', defaults, as(world.admin))).status).toBe(200);
+      expect((await world.api.post('/api/v1/users/user/settings/update', { ui: { a: 1 } }, as(world.admin))).status).toBe(200);
+      expect((await world.api.post('/api/v1/users/default/permissions', defaults, as(world.admin))).status).toBe(200);
 
-      const bad = await world.server.api.post('/api/v1/users/user/settings/update', { ui: 'dark' }, as(world.member));
+      const bad = await world.api.post('/api/v1/users/user/settings/update', { ui: 'dark' }, as(world.member));
       expect(bad.status).toBe(422);
       expect(bad.body.detail[0]).toMatchObject({ type: 'dict_type', loc: ['body', 'ui'] });
     });
 
     it('answers 401 to pending users', async () => {
-      expect((await world.server.api.get('/api/v1/users/user/settings', as(world.pending))).status).toBe(401);
-      expect((await world.server.api.post('/api/v1/users/user/settings/update', { ui: {} }, as(world.pending))).status).toBe(401);
+      expect((await world.api.get('/api/v1/users/user/settings', as(world.pending))).status).toBe(401);
+      expect((await world.api.post('/api/v1/users/user/settings/update', { ui: {} }, as(world.pending))).status).toBe(401);
     });
   });
 
   describe('status', () => {
     it('answers the record and updates the fields given', async () => {
-      const get = await world.server.api.get('/api/v1/users/user/status', as(world.member));
+      const get = await world.api.get('/api/v1/users/user/status', as(world.member));
       expect(get.status, get.text).toBe(200);
       expect(Object.keys(get.body).sort()).toEqual(USER_MODEL_KEYS);
       expect(get.body).toMatchObject({ id: world.member.id, status_emoji: null, status_message: null });
 
-      const set = await world.server.api.post('/api/v1/users/user/status/update', { status_emoji: '🌴', status_message: 'Away', status_expires_at: 2000000000 }, as(world.member));
+      const set = await world.api.post('/api/v1/users/user/status/update', { status_emoji: '🌴', status_message: 'Away', status_expires_at: 2000000000 }, as(world.member));
       expect(set.status, set.text).toBe(200);
       expect(set.body).toMatchObject({ status_emoji: '🌴', status_message: 'Away', status_expires_at: 2000000000 });
       expect(world.events.map((e) => e.event)).toEqual(['user.status_updated']);
 
-      const partial = await world.server.api.post('/api/v1/users/user/status/update', { status_message: 'Back soon', status_emoji: null }, as(world.member));
+      const partial = await world.api.post('/api/v1/users/user/status/update', { status_message: 'Back soon', status_emoji: null }, as(world.member));
       expect(partial.body).toMatchObject({ status_emoji: '🌴', status_message: 'Back soon', status_expires_at: 2000000000 });
-      const card = await world.server.api.get(`/api/v1/users/${world.member.id}/info`, as(world.admin));
+      const card = await world.api.get(`/api/v1/users/${world.member.id}/info`, as(world.admin));
       expect(card.body).toMatchObject({ status_emoji: '🌴', status_message: 'Back soon' });
     });
 
     it('validates the form with 422', async () => {
-      const res = await world.server.api.post('/api/v1/users/user/status/update', { status_expires_at: 'soon' }, as(world.member));
+      const res = await world.api.post('/api/v1/users/user/status/update', { status_expires_at: 'soon' }, as(world.member));
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ type: 'int_type', loc: ['body', 'status_expires_at'] });
     });
@@ -91,8 +91,8 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       await world.server.parley.core.settings.set({ 'users.enable_status': false }, now);
       try {
         for (const res of [
-          await world.server.api.get('/api/v1/users/user/status', as(world.member)),
-          await world.server.api.post('/api/v1/users/user/status/update', { status_message: 'x' }, as(world.member)),
+          await world.api.get('/api/v1/users/user/status', as(world.member)),
+          await world.api.post('/api/v1/users/user/status/update', { status_message: 'x' }, as(world.member)),
         ]) {
           expect(res.status).toBe(403);
           expect(res.body.detail).toBe(ACTION_PROHIBITED);
@@ -106,40 +106,40 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
 
   describe('info', () => {
     it('answers null, then merges what is posted into it', async () => {
-      expect((await world.server.api.get('/api/v1/users/user/info', as(world.member))).body).toBeNull();
-      const first = await world.server.api.post('/api/v1/users/user/info/update', { location: 'Lisbon', team: 'A' }, as(world.member));
+      expect((await world.api.get('/api/v1/users/user/info', as(world.member))).body).toBeNull();
+      const first = await world.api.post('/api/v1/users/user/info/update', { location: 'Lisbon', team: 'A' }, as(world.member));
       expect(first.status, first.text).toBe(200);
       expect(first.body).toEqual({ location: 'Lisbon', team: 'A' });
-      const second = await world.server.api.post('/api/v1/users/user/info/update', { team: 'B' }, as(world.member));
+      const second = await world.api.post('/api/v1/users/user/info/update', { team: 'B' }, as(world.member));
       expect(second.body).toEqual({ location: 'Lisbon', team: 'B' });
-      expect((await world.server.api.get('/api/v1/users/user/info', as(world.member))).body).toEqual({ location: 'Lisbon', team: 'B' });
+      expect((await world.api.get('/api/v1/users/user/info', as(world.member))).body).toEqual({ location: 'Lisbon', team: 'B' });
       expect(world.events).toEqual([]);
     });
 
     it('refuses a body that is not an object with 422', async () => {
-      const res = await world.server.api.post('/api/v1/users/user/info/update', ['x'], as(world.member));
+      const res = await world.api.post('/api/v1/users/user/info/update', ['x'], as(world.member));
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ type: 'dict_type', loc: ['body'] });
-      expect((await world.server.api.post('/api/v1/users/user/info/update', undefined, as(world.member))).status).toBe(422);
-      expect((await world.server.api.get('/api/v1/users/user/info', as(world.pending))).status).toBe(401);
+      expect((await world.api.post('/api/v1/users/user/info/update', undefined, as(world.member))).status).toBe(422);
+      expect((await world.api.get('/api/v1/users/user/info', as(world.pending))).status).toBe(401);
     });
   });
 
   describe('variables', () => {
     it('answers {} at first, then the saved strings (CRLF made LF)', async () => {
-      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: {} });
-      const res = await world.server.api.post('/api/v1/users/user/variables/update', { variables: { city: 'Porto', signature: 'a\r\nb' } }, as(world.member));
+      expect((await world.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: {} });
+      const res = await world.api.post('/api/v1/users/user/variables/update', { variables: { city: 'Porto', signature: 'a\r\nb' } }, as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(res.body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
-      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
+      expect((await world.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
     });
 
     it('replaces the whole set; an empty form clears it', async () => {
-      await world.server.api.post('/api/v1/users/user/variables/update', { variables: { only: 'one' } }, as(world.admin));
-      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.admin))).body).toEqual({ variables: { only: 'one' } });
-      const cleared = await world.server.api.post('/api/v1/users/user/variables/update', {}, as(world.admin));
+      await world.api.post('/api/v1/users/user/variables/update', { variables: { only: 'one' } }, as(world.admin));
+      expect((await world.api.get('/api/v1/users/user/variables', as(world.admin))).body).toEqual({ variables: { only: 'one' } });
+      const cleared = await world.api.post('/api/v1/users/user/variables/update', {}, as(world.admin));
       expect(cleared.body).toEqual({ variables: {} });
-      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.admin))).body).toEqual({ variables: {} });
+      expect((await world.api.get('/api/v1/users/user/variables', as(world.admin))).body).toEqual({ variables: {} });
     });
 
     it('refuses bad keys, non-string values, long values and large sets with 400, keeping what was stored', async () => {
@@ -151,26 +151,26 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
         [Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`v${i}`, 'x'.repeat(19_000)])), 'User variables are too large.'],
       ];
       for (const [variables, detail] of cases) {
-        const res = await world.server.api.post('/api/v1/users/user/variables/update', { variables }, as(world.member));
+        const res = await world.api.post('/api/v1/users/user/variables/update', { variables }, as(world.member));
         expect(res.status, detail).toBe(400);
         expect(res.body.detail).toBe(detail);
       }
-      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
-      const notObject = await world.server.api.post('/api/v1/users/user/variables/update', { variables: ['x'] }, as(world.member));
+      expect((await world.api.get('/api/v1/users/user/variables', as(world.member))).body).toEqual({ variables: { city: 'Porto', signature: 'a\nb' } });
+      const notObject = await world.api.post('/api/v1/users/user/variables/update', { variables: ['x'] }, as(world.member));
       expect(notObject.status).toBe(422);
     });
 
     it('never appear in any other user response', async () => {
       const responses = [
-        await world.server.api.get('/api/v1/users/', as(world.admin)),
-        await world.server.api.get('/api/v1/users/all', as(world.admin)),
-        await world.server.api.get('/api/v1/users/search', as(world.member)),
-        await world.server.api.get(`/api/v1/users/${world.member.id}`, as(world.admin)),
-        await world.server.api.get(`/api/v1/users/${world.member.id}/info`, as(world.admin)),
-        await world.server.api.get('/api/v1/users/user/status', as(world.member)),
-        await world.server.api.post('/api/v1/users/user/status/update', {}, as(world.member)),
-        await world.server.api.post(`/api/v1/users/${world.member.id}/update`, { name: 'Member Mia' }, as(world.admin)),
-        await world.server.api.get('/api/v1/auths/', as(world.member)),
+        await world.api.get('/api/v1/users/', as(world.admin)),
+        await world.api.get('/api/v1/users/all', as(world.admin)),
+        await world.api.get('/api/v1/users/search', as(world.member)),
+        await world.api.get(`/api/v1/users/${world.member.id}`, as(world.admin)),
+        await world.api.get(`/api/v1/users/${world.member.id}/info`, as(world.admin)),
+        await world.api.get('/api/v1/users/user/status', as(world.member)),
+        await world.api.post('/api/v1/users/user/status/update', {}, as(world.member)),
+        await world.api.post(`/api/v1/users/${world.member.id}/update`, { name: 'Member Mia' }, as(world.admin)),
+        await world.api.get('/api/v1/auths/', as(world.member)),
       ];
       for (const res of responses) {
         expect(res.status, res.text).toBe(200);
@@ -180,8 +180,8 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
     });
 
     it('answers 401 to pending users', async () => {
-      expect((await world.server.api.get('/api/v1/users/user/variables', as(world.pending))).status).toBe(401);
-      expect((await world.server.api.post('/api/v1/users/user/variables/update', { variables: {} }, as(world.pending))).status).toBe(401);
+      expect((await world.api.get('/api/v1/users/user/variables', as(world.pending))).status).toBe(401);
+      expect((await world.api.post('/api/v1/users/user/variables/update', { variables: {} }, as(world.pending))).status).toBe(401);
     });
   });
 
@@ -189,7 +189,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
     const dayOf = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
 
     it('answers the whole report shape for the account lifetime by default', async () => {
-      const res = await world.server.api.get('/api/v1/users/usage', as(world.member));
+      const res = await world.api.get('/api/v1/users/usage', as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(
         ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period'].sort(),
@@ -226,7 +226,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
 
     it('covers `days` calendar days, summed by weeks starting on Monday and cumulated', async () => {
       const end = Date.UTC(2025, 5, 18, 12) / 1000; // a Wednesday
-      const res = await world.server.api.get(`/api/v1/users/usage?days=14&end_date=${end}`, as(world.member));
+      const res = await world.api.get(`/api/v1/users/usage?days=14&end_date=${end}`, as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(res.body.period).toEqual({ start_date: end - 13 * 86400, end_date: end, days: 14 });
       expect(res.body.heatmap).toHaveLength(14);
@@ -240,7 +240,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       const lateEvening = Date.UTC(2025, 2, 10, 23, 0) / 1000;
       await world.server.parley.services.users.update(world.member.id, { timezone: 'Asia/Tokyo' });
       try {
-        const res = await world.server.api.get(`/api/v1/users/usage?start_date=${lateEvening}&end_date=${lateEvening}`, as(world.member));
+        const res = await world.api.get(`/api/v1/users/usage?start_date=${lateEvening}&end_date=${lateEvening}`, as(world.member));
         expect(res.body.heatmap.map((d: { date: string }) => d.date)).toEqual(['2025-03-11']);
         expect(res.body.period.days).toBe(1);
       } finally {
@@ -250,62 +250,62 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
 
     it('validates the period: days within 7..732 (422), start before end (400)', async () => {
       for (const days of [6, 733]) {
-        const res = await world.server.api.get(`/api/v1/users/usage?days=${days}`, as(world.member));
+        const res = await world.api.get(`/api/v1/users/usage?days=${days}`, as(world.member));
         expect(res.status).toBe(422);
         expect(res.body.detail[0].loc).toEqual(['query', 'days']);
       }
-      const reversed = await world.server.api.get('/api/v1/users/usage?start_date=1700000000&end_date=1600000000', as(world.member));
+      const reversed = await world.api.get('/api/v1/users/usage?start_date=1700000000&end_date=1600000000', as(world.member));
       expect(reversed.status).toBe(400);
       expect(reversed.body.detail).toBe('start_date must be before end_date');
-      expect((await world.server.api.get('/api/v1/users/usage', as(world.pending))).status).toBe(401);
+      expect((await world.api.get('/api/v1/users/usage', as(world.pending))).status).toBe(401);
     });
   });
 
   describe('permissions', () => {
     it("answers the caller's merged permissions", async () => {
-      const res = await world.server.api.get('/api/v1/users/permissions', as(world.member));
+      const res = await world.api.get('/api/v1/users/permissions', as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['access_grants', 'chat', 'features', 'settings', 'sharing', 'workspace']);
       expect(res.body.chat.import).toBe(true);
       expect(res.body.features.api_keys).toBe(false);
-      expect((await world.server.api.get('/api/v1/users/permissions', as(world.pending))).status).toBe(401);
+      expect((await world.api.get('/api/v1/users/permissions', as(world.pending))).status).toBe(401);
     });
 
     it('answers, replaces and resets the default permissions (admin)', async () => {
-      const defaults = await world.server.api.get('/api/v1/users/default/permissions', as(world.admin));
+      const defaults = await world.api.get('/api/v1/users/default/permissions', as(world.admin));
       expect(defaults.status, defaults.text).toBe(200);
       expect(defaults.body.workspace.models).toBe(false);
       expect(defaults.body.sharing.public_tools).toBe(false);
 
-      const baseline = await world.server.api.get('/api/v1/users/default/permissions/defaults', as(world.admin));
+      const baseline = await world.api.get('/api/v1/users/default/permissions/defaults', as(world.admin));
       expect(baseline.status).toBe(200);
       expect(baseline.body).toEqual(defaults.body);
 
       // Switches left out take the form's defaults; the section objects themselves are required.
       const form = { workspace: { models: true }, sharing: {}, access_grants: {}, chat: {}, features: {}, settings: {} };
-      const saved = await world.server.api.post('/api/v1/users/default/permissions', form, as(world.admin));
+      const saved = await world.api.post('/api/v1/users/default/permissions', form, as(world.admin));
       expect(saved.status, saved.text).toBe(200);
       expect(saved.body.workspace.models).toBe(true);
       expect(saved.body.sharing.public_tools).toBe(true);
       expect(saved.body.chat.import).toBe(true);
       expect(world.events.map((e) => e.event)).toEqual(['user.permissions_updated']);
       expect(world.events[0]).toMatchObject({ subject: { type: 'config', id: 'user.permissions' }, actor: { id: world.admin.id } });
-      expect((await world.server.api.get('/api/v1/users/default/permissions', as(world.admin))).body).toEqual(saved.body);
-      expect((await world.server.api.get('/api/v1/users/permissions', as(world.member))).body.workspace.models).toBe(true);
-      expect((await world.server.api.get('/api/v1/users/default/permissions/defaults', as(world.admin))).body).toEqual(baseline.body);
+      expect((await world.api.get('/api/v1/users/default/permissions', as(world.admin))).body).toEqual(saved.body);
+      expect((await world.api.get('/api/v1/users/permissions', as(world.member))).body.workspace.models).toBe(true);
+      expect((await world.api.get('/api/v1/users/default/permissions/defaults', as(world.admin))).body).toEqual(baseline.body);
 
-      const missing = await world.server.api.post('/api/v1/users/default/permissions', { workspace: {} }, as(world.admin));
+      const missing = await world.api.post('/api/v1/users/default/permissions', { workspace: {} }, as(world.admin));
       expect(missing.status).toBe(422);
       expect(missing.body.detail.map((d: { loc: string[] }) => d.loc[1]).sort()).toEqual(['access_grants', 'chat', 'features', 'settings', 'sharing']);
 
-      expect((await world.server.api.post('/api/v1/users/default/permissions', defaults.body, as(world.admin))).status).toBe(200);
+      expect((await world.api.post('/api/v1/users/default/permissions', defaults.body, as(world.admin))).status).toBe(200);
     });
 
     it('answers 401 to non-admins on the default permissions', async () => {
       for (const path of ['/api/v1/users/default/permissions', '/api/v1/users/default/permissions/defaults']) {
-        expect((await world.server.api.get(path, as(world.member))).status).toBe(401);
+        expect((await world.api.get(path, as(world.member))).status).toBe(401);
       }
-      expect((await world.server.api.post('/api/v1/users/default/permissions', {}, as(world.member))).status).toBe(401);
+      expect((await world.api.post('/api/v1/users/default/permissions', {}, as(world.member))).status).toBe(401);
     });
   });
 });

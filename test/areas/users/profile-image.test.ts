@@ -17,7 +17,7 @@ describe('GET /api/v1/users/{id}/profile/image', () => {
   const world = useServer({ admin: 'Picture Admin', users: { member: ['user', 'Picture Member'], pending: ['pending', 'Picture Pending'] } });
 
   const setImage = async (url: string) => {
-    const res = await world.server.api.post(`/api/v1/users/${world.member.id}/update`, { profile_image_url: url }, { token: world.admin.token });
+    const res = await world.api.post(`/api/v1/users/${world.member.id}/update`, { profile_image_url: url }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
   };
 
@@ -67,7 +67,7 @@ describe('GET /api/v1/users/{id}/profile/image', () => {
   });
 
   it('answers 400 for an unknown user and 401 to pending users and anonymous callers', async () => {
-    const unknown = await world.server.api.get('/api/v1/users/nobody/profile/image', { token: world.admin.token });
+    const unknown = await world.api.get('/api/v1/users/nobody/profile/image', { token: world.admin.token });
     expect(unknown.status).toBe(400);
     expect(unknown.body).toEqual({ detail: "We could not find what you're looking for :/" });
     expect((await imageOf(world.server, world.admin.id, { token: world.pending.token })).status).toBe(401);
@@ -80,7 +80,7 @@ describe('profile images with ENABLE_PROFILE_IMAGE_URL_FORWARDING=false', () => 
 
   it('serves the default avatar instead of redirecting to another origin', async () => {
     const { admin } = world;
-    const res = await world.server.api.post(`/api/v1/users/${admin.id}/update`, { profile_image_url: 'https://tracker.example.com/me.png' }, { token: admin.token });
+    const res = await world.api.post(`/api/v1/users/${admin.id}/update`, { profile_image_url: 'https://tracker.example.com/me.png' }, { token: admin.token });
     expect(res.status, res.text).toBe(200);
     const image = await imageOf(world.server, admin.id, { token: admin.token });
     expect(image.status).toBe(200);
