@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import type { UserRecord } from '../../src/core/auth/user.js';
 import type { Clock } from '../../src/core/clock.js';
 import type { EventPayload } from '../../src/core/events/publish.js';
 import { type ApiClient, destroyServer, recordEvents, startServer, type TestServer } from './server.js';
@@ -31,6 +32,8 @@ export type ServerWorld<F = {}, U extends string = never> = {
   server: TestServer;
   api: ApiClient;
   admin: Account;
+  /** An account's stored user record, for calls straight to the services. */
+  record(account: Account): Promise<UserRecord>;
   /** Every event the server published, in order. */
   events: EventPayload[];
   /** The events recorded so far, leaving none. */
@@ -78,7 +81,8 @@ async function fill<F extends Record<string, Closable>, U extends string>(world:
   try {
     server = await startServer(options);
     recordEvents(server, events);
-    Object.assign(world, fakes, { server, api: server.api, events, takeEvents: () => events.splice(0), restart, addInstance, close });
+    const record = async (account: Account) => (await server!.parley.services.users.byId(account.id))!;
+    Object.assign(world, fakes, { server, api: server.api, record, events, takeEvents: () => events.splice(0), restart, addInstance, close });
     if (setup.admin === false) return;
     const admin = await signup(server.api, setup.admin);
     const accounts: Record<string, Account> = { admin };

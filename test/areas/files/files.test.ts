@@ -1,16 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { UserRecord } from '../../../src/core/auth/user.js';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { type Account, addUser } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 
 /** The files area as the plugin compatibility layer and the file routes use it. */
 describe('files', () => {  const files = () => world.server.parley.services.files;
-  const record = async (account: Account): Promise<UserRecord> => (await world.server.parley.services.users.byId(account.id))!;
   const upload = async (account: Account, filename: string, content: string, contentType: string | null) =>
-    files().upload(await record(account), { filename, content: Buffer.from(content), contentType, metadata: { source: 'test' } });
+    files().upload(await world.record(account), { filename, content: Buffer.from(content), contentType, metadata: { source: 'test' } });
 
   const world = useServer({ admin: 'Files Admin', users: { owner: ['user', 'Files Owner'], other: ['user', 'Files Other'], pending: ['pending', 'Files Pending'] } });
 
@@ -55,25 +53,25 @@ describe('files', () => {  const files = () => world.server.parley.services.file
   describe('records', () => {
     it('shows a file to its owner, admins and grant holders only', async () => {
       const file = await upload(world.owner, 'shared.txt', 'data', 'text/plain');
-      expect((await files().get(await record(world.owner), file.id))?.id).toBe(file.id);
-      expect((await files().get(await record(world.admin), file.id))?.id).toBe(file.id);
-      expect(await files().get(await record(world.other), file.id)).toBeNull();
+      expect((await files().get(await world.record(world.owner), file.id))?.id).toBe(file.id);
+      expect((await files().get(await world.record(world.admin), file.id))?.id).toBe(file.id);
+      expect(await files().get(await world.record(world.other), file.id)).toBeNull();
       await world.server.parley.services.access.grant('file', file.id, { principal_type: 'user', principal_id: world.other.id, permission: 'read' });
-      expect((await files().get(await record(world.other), file.id))?.id).toBe(file.id);
-      expect((await files().getMany(await record(world.other), [file.id, 'missing'])).map((f) => f.id)).toEqual([file.id]);
+      expect((await files().get(await world.record(world.other), file.id))?.id).toBe(file.id);
+      expect((await files().getMany(await world.record(world.other), [file.id, 'missing'])).map((f) => f.id)).toEqual([file.id]);
       // Reading is not changing.
-      await expect(files().update(await record(world.other), file.id, { data: { x: 1 } })).rejects.toMatchObject({ statusCode: 403 });
+      await expect(files().update(await world.record(world.other), file.id, { data: { x: 1 } })).rejects.toMatchObject({ statusCode: 403 });
     });
 
     it('merges data and meta on update', async () => {
       const file = await upload(world.owner, 'merge.txt', 'data', 'text/plain');
-      const updated = await files().update(await record(world.owner), file.id, { hash: 'h1', data: { status: 'completed' }, meta: { extra: true } });
+      const updated = await files().update(await world.record(world.owner), file.id, { hash: 'h1', data: { status: 'completed' }, meta: { extra: true } });
       expect(updated).toMatchObject({ hash: 'h1', data: { status: 'completed' }, meta: { name: 'merge.txt', size: 4, extra: true } });
-      expect(await files().update(await record(world.other), file.id, { data: {} })).toBeNull();
+      expect(await files().update(await world.record(world.other), file.id, { data: {} })).toBeNull();
     });
 
     it('records bytes already stored, inside the upload folder only; a taken id gives null', async () => {
-      const user = await record(world.owner);
+      const user = await world.record(world.owner);
       const stored = await files().writeBytes(user, 'raw.bin', Buffer.from('raw'));
       expect(stored).toBe(path.join(world.server.dataDir, 'uploads', 'raw.bin'));
       const inserted = await files().insert(user, { id: 'raw-file', filename: 'raw.bin', path: stored, meta: { name: 'raw.bin' } });
@@ -86,12 +84,12 @@ describe('files', () => {  const files = () => world.server.parley.services.file
     it('resolves stored paths for readers, and never overwrites bytes of a file the writer may not change', async () => {
       const file = await upload(world.owner, 'guarded.txt', 'mine', 'text/plain');
       const name = path.basename(file.path!);
-      expect(await files().localPath(await record(world.owner), file.path!, new Set())).toBe(file.path);
-      await expect(files().localPath(await record(world.other), file.path!, new Set())).rejects.toMatchObject({ statusCode: 404 });
-      await expect(files().writeBytes(await record(world.other), name, Buffer.from('theirs'))).rejects.toMatchObject({ statusCode: 403 });
+      expect(await files().localPath(await world.record(world.owner), file.path!, new Set())).toBe(file.path);
+      await expect(files().localPath(await world.record(world.other), file.path!, new Set())).rejects.toMatchObject({ statusCode: 404 });
+      await expect(files().writeBytes(await world.record(world.other), name, Buffer.from('theirs'))).rejects.toMatchObject({ statusCode: 403 });
       expect(readFileSync(file.path!, 'utf8')).toBe('mine');
-      await expect(files().deleteBytes(await record(world.other), file.path!, new Set())).rejects.toMatchObject({ statusCode: 403 });
-      await files().deleteBytes(await record(world.owner), file.path!, new Set());
+      await expect(files().deleteBytes(await world.record(world.other), file.path!, new Set())).rejects.toMatchObject({ statusCode: 403 });
+      await files().deleteBytes(await world.record(world.owner), file.path!, new Set());
       expect(existsSync(file.path!)).toBe(false);
     });
   });
@@ -130,7 +128,7 @@ describe('files', () => {  const files = () => world.server.parley.services.file
       const leaving = await addUser(world.api, world.admin, 'user', 'Files Leaving');
       const file = await upload(leaving, 'bye.txt', 'bye', 'text/plain');
       expect((await world.api.delete(`/api/v1/users/${leaving.id}`, { token: world.admin.token })).status).toBe(200);
-      expect(await files().get(await record(world.admin), file.id)).toBeNull();
+      expect(await files().get(await world.record(world.admin), file.id)).toBeNull();
     });
   });
 });

@@ -10,7 +10,7 @@ const lastOpenAI = (path: string) => world.openai.requests.filter((r) => r.path 
 
 describe('the completion service (for the chat pipeline)', () => {
   it('completes an OpenAI-style request on any provider\'s model, streamed as Chat Completions chunks', async () => {
-    const user = (await world.server.parley.services.users.byId(world.admin.id))!;
+    const user = await world.record(world.admin);
     const { completions } = world.server.parley.services;
     for (const model of ['gpt-fake', 'llama-fake:latest']) {
       const answer = await completions.complete(user, { model, stream: true, messages: [{ role: 'user', content: 'service call' }] }, { user });

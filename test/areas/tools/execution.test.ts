@@ -23,7 +23,7 @@ describe('callTool through the tools service', () => {
     await createTool(world.server, world.admin, 'runtime', { content: toolSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
     await world.api.post('/api/v1/tools/id/runtime/valves/update', { prefix: 'stored' }, { token: world.admin.token });
     await world.api.post('/api/v1/tools/id/runtime/valves/user/update', { nickname: 'ali' }, { token: world.alice.token });
-    aliceRecord = (await world.server.parley.services.users.byId(world.alice.id))!;
+    aliceRecord = await world.record(world.alice);
   });
 
   /** Polls the HTTP API until `done` settles; every answer must be a 200. */

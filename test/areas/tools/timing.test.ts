@@ -33,7 +33,7 @@ describe('timing through the tools service', () => {
   it('warm tool-call round trip (stored valves and user valves applied)', async () => {
     await world.api.post('/api/v1/tools/id/timed_0/valves/update', { api_key: 'k' }, { token: world.admin.token });
     await world.api.post('/api/v1/tools/id/timed_0/valves/user/update', { units: 'imperial' }, { token: world.admin.token });
-    const user = (await world.server.parley.services.users.byId(world.admin.id))!;
+    const user = await world.record(world.admin);
     const tools = world.server.parley.services.tools;
     for (let i = 0; i < 50; i++) await tools.callTool('timed_0', 'get_weather', { city: 'Oslo' }, { user });
     const times: number[] = [];

@@ -158,10 +158,10 @@ describe('valves', () => {
     await createTool(world.server, world.admin, 'runtime', { content: toolSource('runtime'), access_grants: [{ principal_type: 'user', principal_id: '*', permission: 'read' }] });
     await world.api.post('/api/v1/tools/id/runtime/valves/update', { prefix: 'P' }, { token: world.admin.token });
     await world.api.post('/api/v1/tools/id/runtime/valves/user/update', { nickname: 'bee' }, { token: world.bob.token });
-    const bobRecord = (await world.server.parley.services.users.byId(world.bob.id))!;
+    const bobRecord = await world.record(world.bob);
     const result = await world.server.parley.services.tools.callTool('runtime', 'echo', { text: 'hi' }, { user: bobRecord });
     expect(result.value).toBe(`P:hi:bee:${world.bob.name}:runtime`);
-    const aliceRecord = (await world.server.parley.services.users.byId(world.alice.id))!;
+    const aliceRecord = await world.record(world.alice);
     expect((await world.server.parley.services.tools.callTool('runtime', 'echo', { text: 'hi' }, { user: aliceRecord })).value).toBe(`P:hi:anon:${world.alice.name}:runtime`);
   });
 });

@@ -26,7 +26,7 @@ describe('one user by id, admin edits and deletion', () => {
 
   describe('GET /api/v1/users/{id} (admin)', () => {
     it('answers the record with its groups and whether the user is online', async () => {
-      const admin = (await world.server.parley.services.users.byId(world.admin.id))!;
+      const admin = await world.record(world.admin);
       const group = await world.server.parley.services.groups.create(admin, { name: 'Crew', description: 'c' });
       await world.server.parley.services.groups.addMembers(null, group.id, [world.member.id]);
       const res = await get(`/api/v1/users/${world.member.id}`, world.admin);
@@ -178,7 +178,7 @@ describe('one user by id, admin edits and deletion', () => {
       const published = [...world.events];
       expect(res.status).toBe(400);
       expect(res.body.detail).toBe('Uh-oh! The password you entered is too long. Please make sure your password is less than 72 bytes long.');
-      expect((await world.server.parley.services.users.byId(world.member.id))!.name).toBe('Member Moe');
+      expect((await world.record(world.member)).name).toBe('Member Moe');
       expect((await world.api.post('/api/v1/auths/signin', { email: world.member.email, password: world.member.password })).status).toBe(200);
       expect(published).toEqual([]);
     });
@@ -187,7 +187,7 @@ describe('one user by id, admin edits and deletion', () => {
       const res = await update(world.member.id, { email: world.otherAdmin.email.toUpperCase(), name: 'Changed' });
       expect(res.status).toBe(400);
       expect(res.body.detail).toBe(EMAIL_TAKEN);
-      const stored = (await world.server.parley.services.users.byId(world.member.id))!;
+      const stored = await world.record(world.member);
       expect(stored.email).toBe(world.member.email);
       expect(stored.name).toBe('Member Moe');
     });
@@ -217,7 +217,7 @@ describe('one user by id, admin edits and deletion', () => {
       expect(res.status).toBe(400);
       expect(res.body.detail).toBe(USER_NOT_FOUND);
       for (const account of [world.member, world.pending, null]) expect((await update(world.member.id, { name: 'x' }, account)).status).toBe(401);
-      expect((await world.server.parley.services.users.byId(world.member.id))!.name).toBe('Member Moe');
+      expect((await world.record(world.member)).name).toBe('Member Moe');
     });
 
     it('protects the primary admin: only they may change their record, and never their role', async () => {
@@ -227,7 +227,7 @@ describe('one user by id, admin edits and deletion', () => {
       const demote = await update(world.admin.id, { role: 'user' });
       expect(demote.status).toBe(403);
       expect(demote.body.detail).toBe(ACTION_PROHIBITED);
-      const stored = (await world.server.parley.services.users.byId(world.admin.id))!;
+      const stored = await world.record(world.admin);
       expect(stored).toMatchObject({ name: 'Primary Admin', role: 'admin' });
       const own = await update(world.admin.id, { name: 'Primary Renamed', role: 'admin' });
       expect(own.status, own.text).toBe(200);
@@ -246,7 +246,7 @@ describe('one user by id, admin edits and deletion', () => {
   describe('DELETE /api/v1/users/{id} (admin)', () => {
     it('deletes the user with their credentials, memberships, sessions and access grants', async () => {
       const target = await addUser(world.api, world.admin, 'user', 'Doomed Dan');
-      const admin = (await world.server.parley.services.users.byId(world.admin.id))!;
+      const admin = await world.record(world.admin);
       const group = await world.server.parley.services.groups.create(admin, { name: 'Doomed group', description: '' });
       await world.server.parley.services.groups.addMembers(null, group.id, [target.id]);
       const { db } = world.server.parley.core;

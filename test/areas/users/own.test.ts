@@ -97,7 +97,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
           expect(res.status).toBe(403);
           expect(res.body.detail).toBe(ACTION_PROHIBITED);
         }
-        expect((await world.server.parley.services.users.byId(world.member.id))!.status_message).toBe('Back soon');
+        expect((await world.record(world.member)).status_message).toBe('Back soon');
       } finally {
         await world.server.parley.core.settings.set({ 'users.enable_status': true }, now);
       }
@@ -194,7 +194,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       expect(Object.keys(res.body).sort()).toEqual(
         ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period'].sort(),
       );
-      const created = (await world.server.parley.services.users.byId(world.member.id))!.created_at;
+      const created = (await world.record(world.member)).created_at;
       expect(res.body.period.start_date).toBe(created);
       expect(res.body.period.days).toBe(1);
       expect(res.body.heatmap.map((d: { date: string }) => d.date)).toContain(dayOf(created));

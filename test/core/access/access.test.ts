@@ -46,10 +46,6 @@ const g = (principal_type: GrantSpec['principal_type'], principal_id: string, pe
   permission,
 });
 
-async function userOf(account: Account): Promise<UserRecord> {
-  return (await world.server.parley.services.users.byId(account.id)) as UserRecord;
-}
-
 async function groupWith(name: string, members: Account[], permissions: Record<string, unknown> | null = null): Promise<string> {
   const res = await world.api.post('/api/v1/groups/create', { name, description: '', permissions }, { token: world.admin.token });
   await world.api.post(`/api/v1/groups/id/${res.body.id}/users/add`, { user_ids: members.map((m) => m.id) }, { token: world.admin.token });
@@ -61,14 +57,14 @@ beforeAll(async () => {
   db = world.server.parley.core.db;
   readGroup = await groupWith('Readers', [world.groupReader]);
   writeGroup = await groupWith('Writers', [world.groupWriter]);
-  admin = await userOf(world.admin);
-  owner = await userOf(world.owner);
-  reader = await userOf(world.reader);
-  writer = await userOf(world.writer);
-  groupReader = await userOf(world.groupReader);
-  groupWriter = await userOf(world.groupWriter);
-  stranger = await userOf(world.stranger);
-  pendingUser = await userOf(world.pending);
+  admin = await world.record(world.admin);
+  owner = await world.record(world.owner);
+  reader = await world.record(world.reader);
+  writer = await world.record(world.writer);
+  groupReader = await world.record(world.groupReader);
+  groupWriter = await world.record(world.groupWriter);
+  stranger = await world.record(world.stranger);
+  pendingUser = await world.record(world.pending);
 });
 
 describe('hasAccess matrix', () => {
@@ -312,7 +308,7 @@ describe('prepareGrants: what an actor may give', () => {
   it('users with the sharing permission through a group keep the public grant', async () => {
     const sharer = await addUser(world.api, world.admin, 'user', 'Sharer');
     await groupWith('Public sharers', [sharer], { sharing: { public_tools: true, open_chats: true } });
-    const user = await userOf(sharer);
+    const user = await world.record(sharer);
     expect(await access.prepareGrants(user, requested(), rule)).toEqual(requested());
     expect(
       await access.prepareGrants(user, [{ principal_type: 'anyone', principal_id: '*', permission: 'read' }], {
@@ -325,7 +321,7 @@ describe('prepareGrants: what an actor may give', () => {
 
   it('users lose user and group grants when access_grants.allow_users / allow_groups are off', async () => {
     const restricted = await addUser(world.api, world.admin, 'user', 'Restricted');
-    const user = await userOf(restricted);
+    const user = await world.record(restricted);
     const saved = access.defaultPermissions();
     await world.server.parley.core.settings.set(
       { 'user.permissions': { ...saved, access_grants: { allow_users: false, allow_groups: false } } },

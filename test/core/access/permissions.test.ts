@@ -7,8 +7,6 @@ import {
   permissionAt,
   permissionsFromEnv,
 } from '../../../src/core/access/permissions.js';
-import type { UserRecord } from '../../../src/core/auth/user.js';
-import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 
 describe('the default tree', () => {
@@ -105,7 +103,6 @@ describe('AccessService permissions', () => {
     admin: 'Perm Admin',
     users: { member: ['user', 'Perm Member'], loner: ['user', 'Perm Loner'] },
   });
-  const record = async (account: Account) => (await world.server.parley.services.users.byId(account.id)) as UserRecord;
 
   it('seeds the stored default and the baseline from the environment', () => {
     const access = world.server.parley.services.access;
@@ -122,17 +119,17 @@ describe('AccessService permissions', () => {
     const b = await api.post('/api/v1/groups/create', { name: 'B', description: '', permissions: { features: { api_keys: false, webhooks: true } } }, { token: world.admin.token });
     for (const g of [a.body, b.body]) await api.post(`/api/v1/groups/id/${g.id}/users/add`, { user_ids: [world.member.id] }, { token: world.admin.token });
 
-    const mine = await access.permissionsOf(await record(world.member));
+    const mine = await access.permissionsOf(await world.record(world.member));
     expect(mine.features).toMatchObject({ api_keys: true, webhooks: true, notes: false });
     expect(mine.chat.call).toBe(true);
-    expect(await access.hasPermission(await record(world.member), 'features.api_keys')).toBe(true);
-    expect(await access.hasPermission(await record(world.member), 'features.notes')).toBe(false);
+    expect(await access.hasPermission(await world.record(world.member), 'features.api_keys')).toBe(true);
+    expect(await access.hasPermission(await world.record(world.member), 'features.notes')).toBe(false);
 
-    expect(await access.permissionsOf(await record(world.loner))).toEqual(access.defaultPermissions());
-    expect(await access.hasPermission(await record(world.loner), 'features.api_keys')).toBe(false);
-    expect(await access.hasPermission(await record(world.loner), 'workspace.tools')).toBe(true);
+    expect(await access.permissionsOf(await world.record(world.loner))).toEqual(access.defaultPermissions());
+    expect(await access.hasPermission(await world.record(world.loner), 'features.api_keys')).toBe(false);
+    expect(await access.hasPermission(await world.record(world.loner), 'workspace.tools')).toBe(true);
 
-    const root = await record(world.admin);
+    const root = await world.record(world.admin);
     expect(await access.hasPermission(root, 'features.api_keys')).toBe(true);
     expect(await access.hasPermission(root, 'anything.at.all')).toBe(true);
     expect(await access.permissionsOf(root)).toEqual(access.defaultPermissions());
@@ -143,16 +140,16 @@ describe('AccessService permissions', () => {
     world.events.length = 0;
     const tree = Object.fromEntries(Object.keys(FORM_DEFAULTS).map((s) => [s, {}])) as Record<string, Record<string, boolean>>;
     tree.features = { notes: true, api_keys: true };
-    const stored = await access.setDefaultPermissions(await record(world.admin), tree);
+    const stored = await access.setDefaultPermissions(await world.record(world.admin), tree);
     expect(stored.features.api_keys).toBe(true);
     expect(stored.sharing.public_tools).toBe(true);
     expect(access.defaultPermissions()).toEqual(stored);
-    expect(await access.hasPermission(await record(world.loner), 'features.api_keys')).toBe(true);
+    expect(await access.hasPermission(await world.record(world.loner), 'features.api_keys')).toBe(true);
     expect(access.baselinePermissions().features.api_keys).toBe(false);
     expect(world.events.map((e) => e.event)).toEqual(['user.permissions_updated']);
     expect(world.events[0]).toMatchObject({ actor: { id: world.admin.id }, subject: { type: 'config', id: 'user.permissions' } });
 
-    await expect(access.setDefaultPermissions(await record(world.admin), { workspace: {} })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(access.setDefaultPermissions(await world.record(world.admin), { workspace: {} })).rejects.toMatchObject({ statusCode: 400 });
     expect(access.defaultPermissions()).toEqual(stored);
   });
 

@@ -3,7 +3,6 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { ToolCallResult } from '../../../src/core/python/host.js';
 import { toolBody, TOOLS_ENV } from '../../areas/tools/helpers.js';
 import { onlyOpenAI, startFakeOpenAI } from '../../helpers/fake-upstreams.js';
@@ -25,9 +24,8 @@ describe('open_webui compatibility package', () => {
     admin: 'Admin Compat',
     users: { alice: ['user', 'Alice Compat'], bob: ['user', 'Bob Compat'], pending: ['pending', 'Pending Compat'] },
   });
-  const record = async (account: Account): Promise<UserRecord> => (await world.server.parley.services.users.byId(account.id))!;
   const call = async (tool: string, fn: string, args: Record<string, unknown>, as: Account): Promise<ToolCallResult> =>
-    world.server.parley.services.tools.callTool(tool, fn, args, { user: await record(as) });
+    world.server.parley.services.tools.callTool(tool, fn, args, { user: await world.record(as) });
   const value = async (tool: string, fn: string, args: Record<string, unknown>, as: Account) => (await call(tool, fn, args, as)).value;
 
   beforeAll(async () => {
@@ -139,7 +137,7 @@ describe('open_webui compatibility package', () => {
       expect(await value('files_tool', 'get', { file_id: stored.id }, world.alice)).toBe('note.txt');
       expect(await value('files_tool', 'get', { file_id: stored.id }, world.bob)).toBe('none');
       expect(await value('files_tool', 'get', { file_id: stored.id }, world.admin)).toBe('note.txt');
-      const file = await world.server.parley.services.files.get(await record(world.alice), String(stored.id));
+      const file = await world.server.parley.services.files.get(await world.record(world.alice), String(stored.id));
       await expect(call('files_tool', 'read_path', { path: file!.path }, world.bob)).rejects.toMatchObject({
         code: 'python_error',
         details: { pythonType: 'ParleyAPIError' },
