@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { lastUserText, onlyOpenAI } from './fake-upstreams.js';
+import { completionChunk, lastUserText, onlyOpenAI, readJson, sendJson } from './fake-upstreams.js';
+import { listenLocally } from './server.js';
 import type { Fakes } from './world.js';
 
 /**
@@ -62,22 +62,6 @@ export const defaultScript: Script = (body) => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function chunk(model: string, delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) {
-  return `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-}
-
-async function readJson(req: IncomingMessage): Promise<any> {
-  const chunks: Buffer[] = [];
-  for await (const piece of req) chunks.push(piece as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? JSON.parse(text) : null;
-}
-
-function json(res: ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
 export async function startFakeModel(models: string[] = ['fake-model']): Promise<FakeModel> {
   let server: Server;
   const fake: FakeModel = {
@@ -107,7 +91,7 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
     fake.requests.push(body);
     const reply = await fake.script(body);
     const model = String(body?.model ?? '');
-    if (reply.status) return json(res, reply.status, { error: { message: reply.error ?? 'The provider broke', type: 'server_error' } });
+    if (reply.status) return sendJson(res, reply.status, { error: { message: reply.error ?? 'The provider broke', type: 'server_error' } });
     const words = (reply.text ?? '').split(' ').filter(Boolean).map((w, i) => (i === 0 ? w : ` ${w}`));
     const calls = (reply.toolCalls ?? []).map((call, i) => ({
       id: call.id ?? `call_${i}_${Math.random().toString(36).slice(2, 8)}`,
@@ -118,7 +102,7 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
     if (!body?.stream) {
       const message: Record<string, unknown> = { role: 'assistant', content: words.join('') || null };
       if (calls.length > 0) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-      return json(res, 200, {
+      return sendJson(res, 200, {
         id: 'chatcmpl-fake',
         object: 'chat.completion',
         created: 1,
@@ -142,7 +126,7 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
       if (reply.delayMs) await sleep(reply.delayMs);
       if (!gone) res.write(text);
     };
-    await write(chunk(model, { role: 'assistant', content: '' }));
+    await write(completionChunk(model, { role: 'assistant', content: '' }));
     for (const [i, word] of words.entries()) {
       if (gone) return;
       if (reply.breakAfter !== undefined && i >= reply.breakAfter) {
@@ -151,17 +135,17 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
         res.destroy();
         return;
       }
-      await write(chunk(model, { content: word }));
+      await write(completionChunk(model, { content: word }));
     }
     for (let i = 0; reply.endless && !gone; i++) {
-      await write(chunk(model, { content: ` more${i}` }));
+      await write(completionChunk(model, { content: ` more${i}` }));
       await sleep(reply.delayMs ? 0 : 20);
     }
     for (const [index, call] of calls.entries()) {
-      await write(chunk(model, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
-      await write(chunk(model, { tool_calls: [{ index, function: { arguments: call.arguments } }] }));
+      await write(completionChunk(model, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      await write(completionChunk(model, { tool_calls: [{ index, function: { arguments: call.arguments } }] }));
     }
-    await write(chunk(model, {}, calls.length > 0 ? 'tool_calls' : 'stop'));
+    await write(completionChunk(model, {}, calls.length > 0 ? 'tool_calls' : 'stop'));
     if (body?.stream_options?.include_usage) await write(`data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [], usage })}\n\n`);
     await write('data: [DONE]\n\n');
     if (!gone) res.end();
@@ -170,20 +154,19 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
   server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && (path === '/models' || path === '/v1/models')) {
-      return json(res, 200, { object: 'list', data: fake.models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) });
+      return sendJson(res, 200, { object: 'list', data: fake.models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) });
     }
     if (req.method === 'POST' && (path === '/chat/completions' || path === '/v1/chat/completions')) {
       answer(req, res).catch((error) => {
-        if (!res.headersSent) json(res, 500, { error: { message: String(error) } });
+        if (!res.headersSent) sendJson(res, 500, { error: { message: String(error) } });
         else res.destroy();
       });
       return;
     }
-    json(res, 404, { error: `no route ${req.method} ${path}` });
+    sendJson(res, 404, { error: `no route ${req.method} ${path}` });
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.url = await listenLocally(server);
   return fake;
 }
 

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally } from './server.js';
 import type { Fakes } from './world.js';
 
 /**
@@ -42,7 +42,8 @@ export interface FakeUpstream {
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: any, fake: FakeUpstream) => void | Promise<void>;
 
-async function readJson(req: IncomingMessage): Promise<any> {
+/** A request's body as JSON (its text where it is not JSON, null where empty). */
+export async function readJson(req: IncomingMessage): Promise<any> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
@@ -61,7 +62,7 @@ async function readBytes(req: IncomingMessage): Promise<{ size: number; text: st
   return { size: all.length, text: all.toString('utf8') };
 }
 
-function json(res: ServerResponse, status: number, body: unknown) {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
@@ -138,29 +139,29 @@ async function start(routes: Record<string, Handler>, models: string[]): Promise
     const body = path.startsWith('/api/blobs/') ? await readBytes(req) : await readJson(req);
     fake.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
     const handler = routes[`${req.method} ${path}`] ?? routes[`${req.method} ${path.slice(0, path.lastIndexOf('/'))}/*`];
-    if (!handler) return json(res, 404, { error: `no route ${req.method} ${path}` });
+    if (!handler) return sendJson(res, 404, { error: `no route ${req.method} ${path}` });
     try {
       await handler(req, res, body, fake);
     } catch (error) {
-      if (!res.headersSent) json(res, 500, { error: String(error) });
+      if (!res.headersSent) sendJson(res, 500, { error: String(error) });
     }
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.url = await listenLocally(server);
   return fake;
 }
 
 // ---- OpenAI-shaped -----------------------------------------------------------
 
-const completionChunk = (model: string, delta: Record<string, unknown>, finish: string | null = null) =>
+/** One streamed Chat Completions chunk, as an SSE `data:` line. */
+export const completionChunk = (model: string, delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 function chatCompletionHandler(prefix = ''): Handler {
   return async (_req, res, body, fake) => {
     const model = String(body?.model ?? '');
     const failure = errorFor(model);
-    if (failure) return json(res, failure.status, failure.body);
+    if (failure) return sendJson(res, failure.status, failure.body);
     const text = `${prefix}You said: ${lastUserText(body?.messages)}`;
     if (body?.stream) {
       if (model.includes('silent')) {
@@ -183,7 +184,7 @@ function chatCompletionHandler(prefix = ''): Handler {
       });
       return;
     }
-    json(res, 200, {
+    sendJson(res, 200, {
       id: 'chatcmpl-fake',
       object: 'chat.completion',
       created: 1,
@@ -197,16 +198,16 @@ function chatCompletionHandler(prefix = ''): Handler {
 const embeddingsHandler: Handler = (_req, res, body) => {
   const model = String(body?.model ?? '');
   const failure = errorFor(model);
-  if (failure) return json(res, failure.status, failure.body);
+  if (failure) return sendJson(res, failure.status, failure.body);
   const inputs = Array.isArray(body?.input) ? body.input : [body?.input];
-  json(res, 200, { object: 'list', model, data: inputs.map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: [0.1, 0.2, index] })), usage: { prompt_tokens: 1, total_tokens: 1 } });
+  sendJson(res, 200, { object: 'list', model, data: inputs.map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: [0.1, 0.2, index] })), usage: { prompt_tokens: 1, total_tokens: 1 } });
 };
 
 function responsesHandler(): Handler {
   return async (_req, res, body, fake) => {
     const model = String(body?.model ?? '');
     const failure = errorFor(model);
-    if (failure) return json(res, failure.status, failure.body);
+    if (failure) return sendJson(res, failure.status, failure.body);
     const text = `Responded to: ${typeof body?.input === 'string' ? body.input : JSON.stringify(body?.input)}`;
     if (body?.stream) {
       const events = [
@@ -217,7 +218,7 @@ function responsesHandler(): Handler {
       await stream(res, fake, 'text/event-stream', events, () => null);
       return;
     }
-    json(res, 200, {
+    sendJson(res, 200, {
       id: 'resp_fake',
       object: 'response',
       model,
@@ -235,8 +236,8 @@ export function onlyOpenAI(url: string, key = 'sk-fake'): Record<string, string>
 
 export function startFakeOpenAI(models: string[] = ['gpt-fake', 'gpt-fake-endless', 'gpt-fake-error', 'gpt-fake-silent']): Promise<FakeUpstream> {
   const list: Handler = (_req, res, _body, fake) => {
-    if (fake.listFails) return json(res, 401, { error: { message: 'Incorrect API key provided', code: 'invalid_api_key' } });
-    json(res, 200, { object: 'list', data: fake.models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) });
+    if (fake.listFails) return sendJson(res, 401, { error: { message: 'Incorrect API key provided', code: 'invalid_api_key' } });
+    sendJson(res, 200, { object: 'list', data: fake.models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) });
   };
   return start(
     {
@@ -249,9 +250,9 @@ export function startFakeOpenAI(models: string[] = ['gpt-fake', 'gpt-fake-endles
         res.writeHead(200, { 'content-type': 'audio/mpeg' });
         res.end(Buffer.from('ID3fake-mp3'));
       },
-      'GET /files': (_req, res) => json(res, 200, { object: 'list', data: [{ id: 'file-1' }] }),
+      'GET /files': (_req, res) => sendJson(res, 200, { object: 'list', data: [{ id: 'file-1' }] }),
       'POST /messages': (_req, res, body) =>
-        json(res, 200, { id: 'msg_native', type: 'message', role: 'assistant', model: body?.model, content: [{ type: 'text', text: 'native anthropic' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } }),
+        sendJson(res, 200, { id: 'msg_native', type: 'message', role: 'assistant', model: body?.model, content: [{ type: 'text', text: 'native anthropic' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } }),
     },
     models,
   );
@@ -273,11 +274,11 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
   const chat: Handler = async (_req, res, body, fake) => {
     const model = String(body?.model ?? '');
     const failure = errorFor(model);
-    if (failure) return json(res, failure.status, { error: (failure.body as any).error.message });
+    if (failure) return sendJson(res, failure.status, { error: (failure.body as any).error.message });
     const text = `You said: ${lastUserText(body?.messages) || body?.prompt || ''}`;
     const piece = (content: string, done = false) => ndjson({ model, created_at: '2025-01-01T00:00:00Z', ...(body?.messages ? { message: { role: 'assistant', content } } : { response: content }), done });
     if (body?.stream === false) {
-      return json(res, 200, { model, created_at: '2025-01-01T00:00:00Z', ...(body?.messages ? { message: { role: 'assistant', content: text } } : { response: text }), done: true, done_reason: 'stop' });
+      return sendJson(res, 200, { model, created_at: '2025-01-01T00:00:00Z', ...(body?.messages ? { message: { role: 'assistant', content: text } } : { response: text }), done: true, done_reason: 'stop' });
     }
     const endless = model.includes('endless');
     await stream(res, fake, 'application/x-ndjson', text.split(' ').map((w, i) => piece(i === 0 ? w : ` ${w}`)), (i) => (endless ? piece(` more${i}`) : i === 0 ? piece('', true) : null));
@@ -288,21 +289,21 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
   return start(
     {
       'GET /api/tags': (_req, res, _body, fake) => {
-        if (fake.listFails) return json(res, 500, { error: 'tags failed' });
-        json(res, 200, { models: fake.models.map(modelEntry) });
+        if (fake.listFails) return sendJson(res, 500, { error: 'tags failed' });
+        sendJson(res, 200, { models: fake.models.map(modelEntry) });
       },
       'GET /api/ps': (_req, res, _body, fake) =>
-        json(res, 200, { models: fake.models.slice(0, 1).map((name) => ({ ...modelEntry(name), expires_at: '2030-01-01T00:00:00Z', size_vram: 1 })) }),
-      'GET /api/version': (_req, res) => json(res, 200, { version }),
+        sendJson(res, 200, { models: fake.models.slice(0, 1).map((name) => ({ ...modelEntry(name), expires_at: '2030-01-01T00:00:00Z', size_vram: 1 })) }),
+      'GET /api/version': (_req, res) => sendJson(res, 200, { version }),
       'POST /api/chat': chat,
       'POST /api/generate': chat,
       'POST /api/show': (_req, res, body, fake) =>
-        fake.models.includes(body?.model) ? json(res, 200, { modelfile: '# fake', parameters: '', template: '{{ .Prompt }}', details: modelEntry(body.model).details }) : json(res, 404, { error: `model '${body?.model}' not found` }),
+        fake.models.includes(body?.model) ? sendJson(res, 200, { modelfile: '# fake', parameters: '', template: '{{ .Prompt }}', details: modelEntry(body.model).details }) : sendJson(res, 404, { error: `model '${body?.model}' not found` }),
       'POST /api/embed': (_req, res, body) => {
         const inputs = Array.isArray(body?.input) ? body.input : [body?.input];
-        json(res, 200, { model: body?.model, embeddings: inputs.map((_: unknown, i: number) => [0.5, i]) });
+        sendJson(res, 200, { model: body?.model, embeddings: inputs.map((_: unknown, i: number) => [0.5, i]) });
       },
-      'POST /api/embeddings': (_req, res) => json(res, 200, { embedding: [0.5, 0.25] }),
+      'POST /api/embeddings': (_req, res) => sendJson(res, 200, { embedding: [0.5, 0.25] }),
       'POST /api/pull': progress,
       'POST /api/create': progress,
       'POST /api/push': progress,
@@ -312,13 +313,13 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
         res.writeHead(200).end();
       },
       'DELETE /api/delete': (_req, res, body, fake) => {
-        if (!fake.models.includes(body?.model)) return json(res, 404, { error: `model '${body?.model}' not found` });
+        if (!fake.models.includes(body?.model)) return sendJson(res, 404, { error: `model '${body?.model}' not found` });
         fake.models.splice(fake.models.indexOf(body.model), 1);
         res.writeHead(200).end();
       },
       'POST /v1/chat/completions': chatCompletionHandler(),
       'POST /v1/completions': (_req, res, body) =>
-        json(res, 200, { id: 'cmpl-fake', object: 'text_completion', created: 1, model: body?.model, choices: [{ index: 0, text: `Completed: ${body?.prompt}`, finish_reason: 'stop' }] }),
+        sendJson(res, 200, { id: 'cmpl-fake', object: 'text_completion', created: 1, model: body?.model, choices: [{ index: 0, text: `Completed: ${body?.prompt}`, finish_reason: 'stop' }] }),
       'POST /v1/embeddings': embeddingsHandler,
       'POST /v1/responses': responsesHandler(),
       'POST /v1/messages': async (_req, res, body, fake) => {
@@ -342,7 +343,7 @@ export function startFakeOllama(models: string[] = ['llama-fake:latest', 'llama-
           );
           return;
         }
-        json(res, 200, { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 3 } });
+        sendJson(res, 200, { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 3 } });
       },
     },
     models,

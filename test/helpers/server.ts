@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -160,6 +161,20 @@ export class ApiClient {
   delete<T = any>(path: string, options?: RequestOptions) {
     return this.request<T>('DELETE', path, undefined, options);
   }
+}
+
+/** Listens on a free port of 127.0.0.1; answers the base URL. */
+export async function listenLocally(server: NetServer): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The base URL of a local port nothing listens on (bound, then released). */
+export async function closedPortUrl(): Promise<string> {
+  const server = createNetServer();
+  const url = await listenLocally(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return url;
 }
 
 /** A settable clock for expiry and schedule tests. */

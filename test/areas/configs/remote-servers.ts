@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
+import { listenLocally } from '../../helpers/server.js';
 
 /** Small local servers standing in for tool servers, terminal orchestrators and MCP servers. */
 export interface FakeServer {
@@ -24,11 +25,8 @@ export async function fakeServer(handler: FakeHandler): Promise<FakeServer> {
       handler(entry, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenLocally(server),
     requests,
     close: () =>
       new Promise<void>((resolve) => {
@@ -38,11 +36,6 @@ export async function fakeServer(handler: FakeHandler): Promise<FakeServer> {
   };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
 /** Accepts connections and never answers: a server that hangs. */
 export async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
@@ -50,25 +43,12 @@ export async function silentServer(): Promise<{ url: string; close(): Promise<vo
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenLocally(server),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };
-}
-
-/** A port nothing listens on (bound, then released). */
-export async function closedPortUrl(): Promise<string> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sendJson } from '../../helpers/fake-upstreams.js';
+import { closedPortUrl } from '../../helpers/server.js';
 import { useServer } from '../../helpers/world.js';
-import { closedPortUrl, FakeHandler, fakeServer, sendJson, silentServer } from './remote-servers.js';
+import { type FakeHandler, fakeServer, silentServer } from './remote-servers.js';
 
 const OPENAPI = { openapi: '3.1.0', info: { title: 'Weather', version: '1' }, paths: {} };
 const OAUTH_METADATA = {

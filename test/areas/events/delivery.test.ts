@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { PublishInput } from '../../../src/core/events/publish.js';
 import { RETRY_SCHEDULE_MS } from '../../../src/core/events/retry.js';
 import { TestClock } from '../../helpers/server.js';
@@ -8,6 +8,8 @@ import { ServerWorld, useServer, startWorld } from '../../helpers/world.js';
 import { eventually, Receiver } from './receiver.js';
 
 const LOCAL = { EVENT_WEBHOOK_ALLOW_LOCAL: 'true' };
+/** A receiver that answers 200 unless a test sets its behaviour. */
+const RECEIVER = { start: async () => ({ receiver: await Receiver.start() }) };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Small helpers to drive a world's webhooks through the API, as its admin. */
@@ -38,21 +40,14 @@ function webhookDriver(world: ServerWorld) {
 }
 
 describe('deliveries', () => {
-  const world = useServer({ env: LOCAL, admin: 'Delivery Admin' });
+  const world = useServer({ fakes: RECEIVER, env: LOCAL, admin: 'Delivery Admin' });
   const env = webhookDriver(world);
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await Receiver.start();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
 
   it('are signed the Standard Webhooks way and carry the event as the body', async () => {
-    const { id, secret } = await env.webhook({ url: `${receiver.url}/signed`, events: ['group.*'] });
+    const { id, secret } = await env.webhook({ url: `${world.receiver.url}/signed`, events: ['group.*'] });
     const group = await world.api.post('/api/v1/groups/create', { name: 'Signed', description: '' }, { token: world.admin.token });
     expect(group.status).toBe(200);
-    const [request] = (await receiver.waitFor((r) => r.some((x) => x.path === '/signed'))).filter((r) => r.path === '/signed');
+    const [request] = (await world.receiver.waitFor((r) => r.some((x) => x.path === '/signed'))).filter((r) => r.path === '/signed');
     expect(new Webhook(secret).verify(request.body, request.headers)).toMatchObject({ event: 'group.created' });
     expect(request.headers['content-type']).toBe('application/json');
     expect(request.headers['webhook-id']).toBe(request.json.id);
@@ -90,7 +85,7 @@ describe('deliveries', () => {
       off: { enabled: false },
     };
     for (const [path, fields] of Object.entries(routes)) {
-      await env.webhook({ url: `${receiver.url}/m/${path}`, events: ['system.*', 'user.*', 'auth.*', 'note.*'], ...fields });
+      await env.webhook({ url: `${world.receiver.url}/m/${path}`, events: ['system.*', 'user.*', 'auth.*', 'note.*'], ...fields });
     }
     const actor = (a: Account) => ({ id: a.id, name: a.name, role: a.role });
     await env.publish({ event: 'system.startup.completed', source: 'system', data: { marker: 'system' } });
@@ -105,34 +100,34 @@ describe('deliveries', () => {
       'all:about-a', 'userA:about-a', 'groupG:about-a',
       'all:login-b', 'auth:login-b',
     ];
-    const seen = () => receiver.received.filter((r) => r.path.startsWith('/m/')).map((r) => `${r.path.slice(3)}:${r.json.data.marker}`);
-    await receiver.waitFor(() => seen().length >= expected.length);
+    const seen = () => world.receiver.received.filter((r) => r.path.startsWith('/m/')).map((r) => `${r.path.slice(3)}:${r.json.data.marker}`);
+    await world.receiver.waitFor(() => seen().length >= expected.length);
     await sleep(300);
     expect(seen().sort()).toEqual(expected.sort());
   });
 
   it('reach a webhook created by the same request ("created"), never one just deleted ("deleted")', async () => {
-    const before = receiver.received.length;
-    const { id } = await env.webhook({ url: `${receiver.url}/self`, events: ['config.webhook.updated'] });
-    await receiver.waitFor((r) => r.slice(before).some((x) => x.path === '/self' && x.json.data.action === 'created'));
+    const before = world.receiver.received.length;
+    const { id } = await env.webhook({ url: `${world.receiver.url}/self`, events: ['config.webhook.updated'] });
+    await world.receiver.waitFor((r) => r.slice(before).some((x) => x.path === '/self' && x.json.data.action === 'created'));
     await world.api.delete(`/api/events/webhooks/${id}`, { token: world.admin.token });
     await sleep(300);
-    expect(receiver.received.slice(before).filter((x) => x.path === '/self').map((x) => x.json.data.action)).toEqual(['created']);
+    expect(world.receiver.received.slice(before).filter((x) => x.path === '/self').map((x) => x.json.data.action)).toEqual(['created']);
   });
 
   it('go to one webhook only for a test, which reports as a delivery', async () => {
-    const { id, secret } = await env.webhook({ url: `${receiver.url}/tested`, events: ['chat.created'] });
-    await env.webhook({ url: `${receiver.url}/bystander` });
+    const { id, secret } = await env.webhook({ url: `${world.receiver.url}/tested`, events: ['chat.created'] });
+    await env.webhook({ url: `${world.receiver.url}/bystander` });
     const res = await world.api.post(`/api/events/webhooks/${id}/test`, undefined, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ webhook_id: id, event: 'config.webhook.tested', attempts: 0 });
     expect(['pending', 'delivering', 'succeeded']).toContain(res.body.status);
-    const [request] = await receiver.waitFor((r) => r.some((x) => x.path === '/tested'));
-    const tested = receiver.received.find((x) => x.path === '/tested')!;
+    const [request] = await world.receiver.waitFor((r) => r.some((x) => x.path === '/tested'));
+    const tested = world.receiver.received.find((x) => x.path === '/tested')!;
     expect(new Webhook(secret).verify(tested.body, tested.headers)).toMatchObject({ event: 'config.webhook.tested', subject: { type: 'config', id } });
     expect(request).toBeDefined();
     await sleep(200);
-    expect(receiver.received.some((x) => x.path === '/bystander' && x.json.event === 'config.webhook.tested')).toBe(false);
+    expect(world.receiver.received.some((x) => x.path === '/bystander' && x.json.event === 'config.webhook.tested')).toBe(false);
     expect((await world.api.post('/api/events/webhooks/nope/test', undefined, { token: world.admin.token })).status).toBe(404);
     await world.api.put(`/api/events/webhooks/${id}`, { enabled: false }, { token: world.admin.token });
     const disabled = await world.api.post(`/api/events/webhooks/${id}/test`, undefined, { token: world.admin.token });
@@ -140,9 +135,9 @@ describe('deliveries', () => {
   });
 
   it('are listed newest first, a page at a time', async () => {
-    const { id } = await env.webhook({ url: `${receiver.url}/paged`, events: ['note.*'] });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/paged`, events: ['note.*'] });
     for (let i = 0; i < 5; i++) await env.publish({ event: 'note.updated', subjectId: `page-${i}`, data: { i } });
-    await receiver.waitFor((r) => r.filter((x) => x.path === '/paged').length === 5);
+    await world.receiver.waitFor((r) => r.filter((x) => x.path === '/paged').length === 5);
     const first = await env.deliveries(id, '?page=1&limit=2');
     expect(first).toMatchObject({ total: 5, page: 1, limit: 2 });
     expect(first.items).toHaveLength(2);
@@ -156,10 +151,10 @@ describe('deliveries', () => {
   });
 
   it('carry a signature from the previous secret too while a rotation is in its grace period', async () => {
-    const { id, secret: old } = await env.webhook({ url: `${receiver.url}/rotated`, events: ['note.*'] });
+    const { id, secret: old } = await env.webhook({ url: `${world.receiver.url}/rotated`, events: ['note.*'] });
     const rotated = await world.api.post(`/api/events/webhooks/${id}/secret/rotate`, undefined, { token: world.admin.token });
     await env.publish({ event: 'note.deleted', subjectId: 'rotation' });
-    const request = (await receiver.waitFor((r) => r.some((x) => x.path === '/rotated'))).find((x) => x.path === '/rotated')!;
+    const request = (await world.receiver.waitFor((r) => r.some((x) => x.path === '/rotated'))).find((x) => x.path === '/rotated')!;
     expect(request.headers['webhook-signature'].split(' ')).toHaveLength(2);
     expect(() => new Webhook(old).verify(request.body, request.headers)).not.toThrow();
     expect(() => new Webhook(rotated.body.secret).verify(request.body, request.headers)).not.toThrow();
@@ -168,20 +163,13 @@ describe('deliveries', () => {
 
 describe('failed deliveries', () => {
   const clock = new TestClock();
-  const world = useServer({ clock, env: LOCAL, admin: 'Delivery Admin' });
+  const world = useServer({ fakes: RECEIVER, clock, env: LOCAL, admin: 'Delivery Admin' });
   const env = webhookDriver(world);
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await Receiver.start();
-  });
-  afterAll(async () => {
-    await receiver.close();
-  });
   afterEach(() => {
-    receiver.behaviour = () => ({ status: 200 });
+    world.receiver.behaviour = () => ({ status: 200 });
   });
 
-  const attemptsAt = (path: string) => receiver.received.filter((r) => r.path === path);
+  const attemptsAt = (path: string) => world.receiver.received.filter((r) => r.path === path);
   /** Moves the clock once every attempt under way is recorded, so no outcome is stamped with the jumped time. */
   const advance = async (ms: number) => {
     await eventually(() => world.server.parley.services.events.dispatcher.unsettledCount === 0);
@@ -191,10 +179,10 @@ describe('failed deliveries', () => {
   };
 
   it('are retried on the schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, ±10 %), then fail for good', async () => {
-    receiver.behaviour = (r) => (r.path === '/schedule' ? { status: 500, body: 'boom' } : { status: 200 });
-    const { id } = await env.webhook({ url: `${receiver.url}/schedule`, events: ['note.*'] });
+    world.receiver.behaviour = (r) => (r.path === '/schedule' ? { status: 500, body: 'boom' } : { status: 200 });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/schedule`, events: ['note.*'] });
     await env.publish({ event: 'note.created', subjectId: 'scheduled' });
-    await receiver.waitFor(() => attemptsAt('/schedule').length === 1);
+    await world.receiver.waitFor(() => attemptsAt('/schedule').length === 1);
     for (let made = 1; made < RETRY_SCHEDULE_MS.length; made++) {
       const delay = RETRY_SCHEDULE_MS[made];
       const record = await eventually(async () => {
@@ -209,7 +197,7 @@ describe('failed deliveries', () => {
       await advance(delay * 0.85);
       expect(attemptsAt('/schedule')).toHaveLength(made);
       await advance(delay * 0.27);
-      await receiver.waitFor(() => attemptsAt('/schedule').length === made + 1);
+      await world.receiver.waitFor(() => attemptsAt('/schedule').length === made + 1);
     }
     const final = await eventually(async () => {
       const item = (await env.deliveries(id)).items[0];
@@ -226,13 +214,13 @@ describe('failed deliveries', () => {
   });
 
   it('succeed on a later attempt with the same webhook-id (500, then 200)', async () => {
-    receiver.behaviour = (r, index) => (r.path === '/flaky' && receiver.received.slice(0, index).every((x) => x.path !== '/flaky') ? { status: 500 } : { status: 200 });
-    const { id } = await env.webhook({ url: `${receiver.url}/flaky`, events: ['note.*'] });
+    world.receiver.behaviour = (r, index) => (r.path === '/flaky' && world.receiver.received.slice(0, index).every((x) => x.path !== '/flaky') ? { status: 500 } : { status: 200 });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/flaky`, events: ['note.*'] });
     await env.publish({ event: 'note.created', subjectId: 'flaky' });
-    await receiver.waitFor(() => attemptsAt('/flaky').length === 1);
+    await world.receiver.waitFor(() => attemptsAt('/flaky').length === 1);
     await eventually(async () => (await env.deliveries(id)).items[0].attempts === 1);
     await advance(5_600);
-    await receiver.waitFor(() => attemptsAt('/flaky').length === 2);
+    await world.receiver.waitFor(() => attemptsAt('/flaky').length === 2);
     const record = await eventually(async () => {
       const item = (await env.deliveries(id)).items[0];
       return item.status === 'succeeded' ? item : undefined;
@@ -243,18 +231,18 @@ describe('failed deliveries', () => {
   });
 
   it('are tried again at once on request, even after failing for good', async () => {
-    receiver.behaviour = (r) => (r.path === '/manual' ? { status: 503 } : { status: 200 });
-    const { id } = await env.webhook({ url: `${receiver.url}/manual`, events: ['note.*'] });
+    world.receiver.behaviour = (r) => (r.path === '/manual' ? { status: 503 } : { status: 200 });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/manual`, events: ['note.*'] });
     await env.publish({ event: 'note.created', subjectId: 'manual' });
     const pending = await eventually(async () => {
       const item = (await env.deliveries(id)).items[0];
       return item?.attempts === 1 ? item : undefined;
     });
-    receiver.behaviour = () => ({ status: 204 });
+    world.receiver.behaviour = () => ({ status: 204 });
     const res = await world.api.post(`/api/events/webhooks/${id}/deliveries/${pending.id}/retry`, undefined, { token: world.admin.token });
     expect(res.status).toBe(200);
     expect(res.body.id).toBe(pending.id);
-    await receiver.waitFor(() => attemptsAt('/manual').length === 2);
+    await world.receiver.waitFor(() => attemptsAt('/manual').length === 2);
     await eventually(async () => (await env.deliveries(id)).items[0].status === 'succeeded');
     const missing = await world.api.post(`/api/events/webhooks/${id}/deliveries/nope/retry`, undefined, { token: world.admin.token });
     expect(missing.status).toBe(404);
@@ -262,8 +250,8 @@ describe('failed deliveries', () => {
   });
 
   it('wait at least as long as Retry-After asks', async () => {
-    receiver.behaviour = (r) => (r.path === '/throttled' ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
-    const { id } = await env.webhook({ url: `${receiver.url}/throttled`, events: ['note.*'] });
+    world.receiver.behaviour = (r) => (r.path === '/throttled' ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/throttled`, events: ['note.*'] });
     await env.publish({ event: 'note.created', subjectId: 'throttled' });
     const record = await eventually(async () => {
       const item = (await env.deliveries(id)).items[0];
@@ -275,8 +263,8 @@ describe('failed deliveries', () => {
   });
 
   it('switch a webhook off on 410 Gone, and say so with config.webhook.disabled', async () => {
-    receiver.behaviour = (r) => (r.path === '/gone' ? { status: 410 } : { status: 200 });
-    const { id } = await env.webhook({ url: `${receiver.url}/gone`, events: ['note.*'] });
+    world.receiver.behaviour = (r) => (r.path === '/gone' ? { status: 410 } : { status: 200 });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/gone`, events: ['note.*'] });
     await env.publish({ event: 'note.created', subjectId: 'gone' });
     await eventually(async () => (await env.webhooks()).find((w) => w.id === id)?.enabled === false);
     expect((await env.deliveries(id)).items[0]).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410 });
@@ -291,27 +279,27 @@ describe('failed deliveries', () => {
   });
 
   it('switch off a webhook that has failed for five days without a success, and not one that succeeded in between', async () => {
-    receiver.behaviour = (r) => (r.path === '/dead' || r.path === '/patchy' ? { status: 500 } : { status: 200 });
-    const dead = await env.webhook({ url: `${receiver.url}/dead`, events: ['note.*'], targets: [] });
-    const patchy = await env.webhook({ url: `${receiver.url}/patchy`, events: ['note.*'], targets: [] });
+    world.receiver.behaviour = (r) => (r.path === '/dead' || r.path === '/patchy' ? { status: 500 } : { status: 200 });
+    const dead = await env.webhook({ url: `${world.receiver.url}/dead`, events: ['note.*'], targets: [] });
+    const patchy = await env.webhook({ url: `${world.receiver.url}/patchy`, events: ['note.*'], targets: [] });
     await env.publish({ event: 'note.updated', subjectId: 'streak-1' });
-    await receiver.waitFor(() => attemptsAt('/dead').length >= 1 && attemptsAt('/patchy').length >= 1);
+    await world.receiver.waitFor(() => attemptsAt('/dead').length >= 1 && attemptsAt('/patchy').length >= 1);
     await advance(3 * 86_400_000);
-    receiver.behaviour = (r) => (r.path === '/dead' ? { status: 500 } : { status: 200 });
+    world.receiver.behaviour = (r) => (r.path === '/dead' ? { status: 500 } : { status: 200 });
     await env.publish({ event: 'note.updated', subjectId: 'streak-2' });
-    await receiver.waitFor(() => attemptsAt('/patchy').some((x) => x.json.subject.id === 'streak-2'));
-    receiver.behaviour = (r) => (r.path === '/dead' || r.path === '/patchy' ? { status: 500 } : { status: 200 });
+    await world.receiver.waitFor(() => attemptsAt('/patchy').some((x) => x.json.subject.id === 'streak-2'));
+    world.receiver.behaviour = (r) => (r.path === '/dead' || r.path === '/patchy' ? { status: 500 } : { status: 200 });
     await advance(2 * 86_400_000 + 5_000);
     await env.publish({ event: 'note.updated', subjectId: 'streak-3' });
     await eventually(async () => (await env.webhooks()).find((w) => w.id === dead.id)?.enabled === false);
     expect(world.events.find((e) => e.event === 'config.webhook.disabled' && e.subject?.id === dead.id)?.data).toMatchObject({ reason: 'failing' });
-    await receiver.waitFor(() => attemptsAt('/patchy').some((x) => x.json.subject.id === 'streak-3'));
+    await world.receiver.waitFor(() => attemptsAt('/patchy').some((x) => x.json.subject.id === 'streak-3'));
     await sleep(200);
     expect((await env.webhooks()).find((w) => w.id === patchy.id)?.enabled).toBe(true);
   });
 
   it('are pruned once finished and older than the retention', async () => {
-    const { id } = await env.webhook({ url: `${receiver.url}/pruned`, events: ['note.*'] });
+    const { id } = await env.webhook({ url: `${world.receiver.url}/pruned`, events: ['note.*'] });
     await env.publish({ event: 'note.pinned', subjectId: 'prune' });
     await eventually(async () => (await env.deliveries(id)).items[0]?.status === 'succeeded');
     const events = world.server.parley.services.events;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenLocally } from '../../helpers/server.js';
 
 /** One request a receiver got. */
 export interface Received {
@@ -50,7 +51,7 @@ export class Receiver {
     });
     server.keepAliveTimeout = 60_000;
     receiver = new Receiver(server, behaviour);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenLocally(server);
     return receiver;
   }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { githubRawUrl, toolNameFromUrl } from '../../../src/areas/tools/load-url.js';
 import { ERROR } from '../../../src/core/http/errors.js';
-import { destroyServer, startServer } from '../../helpers/server.js';
+import { closedPortUrl, destroyServer, startServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 import { simpleTool, TOOLS_ENV } from './helpers.js';
@@ -91,11 +91,7 @@ describe('POST /api/v1/tools/load/url', () => {
   });
 
   it('answers unreachable and silent targets with 400, and keeps serving meanwhile', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const refused = await load(`http://127.0.0.1:${port}/x.py`);
+    const refused = await load(`${await closedPortUrl()}/x.py`);
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toMatch(/^\[ERROR: Error fetching tool: .*ECONNREFUSED/);
 

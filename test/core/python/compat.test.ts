@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallResult } from '../../../src/core/python/host.js';
 import { toolBody, TOOLS_ENV } from '../../areas/tools/helpers.js';
 import { onlyOpenAI, startFakeOpenAI } from '../../helpers/fake-upstreams.js';
+import { listenLocally } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 import { TOOLS_DIR } from './helpers.js';
@@ -42,8 +42,7 @@ describe('open_webui compatibility package', () => {
 
     beforeAll(async () => {
       page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Parley page</title></head></html>'));
-      await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-      pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+      pageUrl = `${await listenLocally(page)}/`;
     });
     afterAll(() => new Promise<void>((resolve) => page.close(() => resolve())));
 
