@@ -18,7 +18,7 @@ import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';
 import { ToolRenderings } from './renderings.js';
-import { type ToolMeta, type ToolRecord, ToolStore } from './store.js';
+import { type ToolRecord, ToolStore } from './store.js';
 import { ValvesCipher } from './valves-crypto.js';
 
 type Json = Record<string, unknown>;
@@ -45,18 +45,10 @@ export interface ToolOwner {
   email: string;
 }
 
-/** A tool as records return it (ToolModel). */
-export interface ToolView {
-  id: string;
-  user_id: string;
-  name: string;
-  content: string;
-  specs: Json[];
-  meta: ToolMeta;
+/** A tool as records return it (ToolModel): the record without its valves, with its grants. */
+export interface ToolView extends Omit<ToolRecord, 'valves'> {
   access_grants: AccessGrant[];
   access_control: ReturnType<typeof grantsToAccessControl>;
-  updated_at: number;
-  created_at: number;
 }
 
 /** What the chat layer passes to `callTool`: the host's call context, with the caller as a user record. */
