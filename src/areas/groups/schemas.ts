@@ -18,7 +18,7 @@ export const GroupListQuery = Type.Object({
   share: Type.Optional(Type.Boolean()),
 });
 
-const groupFields = {
+const groupModelFields = {
   id: Type.String(),
   user_id: Type.String(),
   name: Type.String(),
@@ -28,8 +28,12 @@ const groupFields = {
   permissions: Nullable(JsonObject()),
   created_at: Type.Integer(),
   updated_at: Type.Integer(),
-  member_count: Nullable(Type.Integer()),
 };
+
+/** GroupModel: the stored group, as the user-membership routes list them. */
+export const GroupModel = Type.Object(groupModelFields, { additionalProperties: false });
+
+const groupFields = { ...groupModelFields, member_count: Nullable(Type.Integer()) };
 
 /** GroupResponse: the group record with its member count. */
 export const GroupResponse = Type.Object(groupFields);

@@ -3,13 +3,13 @@ import type { AreaContext } from '../../app.js';
 import { UserPermissionsSchema } from '../../core/access/permissions.js';
 import { JsonObject, Nullable } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
+import { GroupModel } from '../groups/schemas.js';
 import {
   ActiveResponse,
   ListUsersQuery,
   OAuthSessionList,
   PermissionsTree,
   UserActiveResponse,
-  UserGroup,
   UserGroupIdsListResponse,
   UserIdParams,
   UserInfoListResponse,
@@ -47,7 +47,7 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
 
   // ---- The caller's groups and permissions; the default permissions ----
 
-  app.get('/groups', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(UserGroup) } } }, (request) =>
+  app.get('/groups', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(GroupModel) } } }, (request) =>
     users.groupsOf(request.user!.id),
   );
 
@@ -152,7 +152,7 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
     users.deleteByAdmin(request.user!, request.params.user_id),
   );
 
-  app.get('/:user_id/groups', { onRequest: auth.admin, schema: { tags, params: UserIdParams, response: { 200: Type.Array(UserGroup) } } }, (request) =>
+  app.get('/:user_id/groups', { onRequest: auth.admin, schema: { tags, params: UserIdParams, response: { 200: Type.Array(GroupModel) } } }, (request) =>
     users.groupsOf(request.params.user_id),
   );
 

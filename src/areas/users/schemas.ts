@@ -77,22 +77,6 @@ export const UserActiveResponse = Type.Object(
   { additionalProperties: false },
 );
 
-/** `GroupModel`, as the group-membership routes list them. */
-export const UserGroup = Type.Object(
-  {
-    id: Type.String(),
-    user_id: Type.String(),
-    name: Type.String(),
-    description: Type.String(),
-    data: Nullable(JsonObject()),
-    meta: Nullable(JsonObject()),
-    permissions: Nullable(JsonObject()),
-    created_at: Int,
-    updated_at: Int,
-  },
-  { additionalProperties: false },
-);
-
 export const ListUsersQuery = Type.Object({
   query: Type.Optional(Type.String()),
   order_by: Type.Optional(Type.String()),
