@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolsService } from '../../../src/areas/tools/service.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { PluginError } from '../../../src/core/python/errors.js';
-import { PROGRESS_OF_TWO, toolSource } from '../../core/python/helpers.js';
+import { PROGRESS_OF_TWO, recordingCallbacks, toolSource } from '../../core/python/helpers.js';
 import { withServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
@@ -52,22 +52,8 @@ describe('callTool through the tools service', () => {
   });
 
   it('relays __event_emitter__ and __event_call__', async () => {
-    const emitted: unknown[] = [];
-    const asked: unknown[] = [];
-    const result = await tools.callTool(
-      'runtime',
-      'progress',
-      { steps: 2 },
-      {
-        user: aliceRecord,
-        metadata: { chat_id: 'chat-1' },
-        eventEmitter: (event) => void emitted.push(event),
-        eventCall: async (event) => {
-          asked.push(event);
-          return true;
-        },
-      },
-    );
+    const { emitted, asked, callbacks } = recordingCallbacks();
+    const result = await tools.callTool('runtime', 'progress', { steps: 2 }, { user: aliceRecord, metadata: { chat_id: 'chat-1' }, ...callbacks });
     expect(result.value).toBe('answer=True chat=chat-1');
     expect(emitted).toEqual(PROGRESS_OF_TWO.events);
     expect(asked).toEqual(PROGRESS_OF_TWO.questions);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PythonHost, ToolSource } from '../../../src/core/python/host.js';
-import { PROGRESS_OF_TWO, testHost, toolSource } from './helpers.js';
+import { PROGRESS_OF_TWO, recordingCallbacks, testHost, toolSource } from './helpers.js';
 
 describe('callTool', () => {
   let host: PythonHost;
@@ -42,26 +42,11 @@ describe('callTool', () => {
   });
 
   it('relays __event_emitter__ and __event_call__ to Node', async () => {
-    const events: unknown[] = [];
-    const questions: unknown[] = [];
-    const result = await host.callTool(
-      runtime(),
-      'progress',
-      { steps: 2 },
-      {
-        metadata: { chat_id: 'c1' },
-        eventEmitter: async (event) => {
-          events.push(event);
-        },
-        eventCall: async (event) => {
-          questions.push(event);
-          return true;
-        },
-      },
-    );
+    const { emitted, asked, callbacks } = recordingCallbacks();
+    const result = await host.callTool(runtime(), 'progress', { steps: 2 }, { metadata: { chat_id: 'c1' }, ...callbacks });
     expect(result.value).toBe('answer=True chat=c1');
-    expect(events).toEqual(PROGRESS_OF_TWO.events);
-    expect(questions).toEqual(PROGRESS_OF_TWO.questions);
+    expect(emitted).toEqual(PROGRESS_OF_TWO.events);
+    expect(asked).toEqual(PROGRESS_OF_TWO.questions);
   });
 
   it('hands the tool {"error": ...} when the event call fails, and None without an emitter', async () => {

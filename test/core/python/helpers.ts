@@ -14,6 +14,23 @@ export function expectedExtraction(name: string): { frontmatter: Record<string, 
   return JSON.parse(readFileSync(path.join(TOOLS_DIR, 'expected', `${name}.json`), 'utf8'));
 }
 
+/** Event callbacks for a tool call that record what the tool emits and asks (and answer yes). */
+export function recordingCallbacks() {
+  const emitted: unknown[] = [];
+  const asked: unknown[] = [];
+  return {
+    emitted,
+    asked,
+    callbacks: {
+      eventEmitter: async (event: unknown) => void emitted.push(event),
+      eventCall: async (event: unknown) => {
+        asked.push(event);
+        return true;
+      },
+    },
+  };
+}
+
 /** What the runtime tool's `progress` emits with `steps: 2`, and the one question it asks. */
 export const PROGRESS_OF_TWO = {
   events: [
