@@ -57,18 +57,25 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     return error;
   });
 
-  // Every path and method served, to tell "wrong method" (405) from "no such path" (404).
-  const known = findMyWay();
+  // Every path and method served, to tell "wrong method" (405) from "no such path" (404). The router
+  // of them is built at the first unmatched request, not at start-up (a few hundred routes).
+  const served: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) served.push({ method, url: route.url });
+  });
+  let known: ReturnType<typeof findMyWay> | undefined;
+  const knownRoutes = () => {
+    if (known) return known;
+    known = findMyWay();
+    for (const { method, url } of served) {
       try {
-        known.on(method as never, route.url, () => undefined);
+        known.on(method as never, url, () => undefined);
       } catch {
         // a second registration of the same path and method (HEAD for GET) is fine
       }
     }
-  });
+    return known;
+  };
 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -101,7 +108,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0];
     const otherMethod = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].some(
-      (method) => method !== request.method && known.find(method as never, path) !== null,
+      (method) => method !== request.method && knownRoutes().find(method as never, path) !== null,
     );
     if (otherMethod) return sendDetail(reply, 405, 'Method Not Allowed');
     if (options.fallback && (request.method === 'GET' || request.method === 'HEAD') && !isApiPath(path)) {
