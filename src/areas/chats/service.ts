@@ -779,10 +779,11 @@ export class ChatsService implements FolderChats {
   // ---- reading ---------------------------------------------------------------
 
   /** Sets `active` on list rows: work under way (the task registry) and an answer still being written. */
-  private async withActivity<T extends ChatSummary>(rows: readonly T[]): Promise<T[]> {
-    if (!this.activity || rows.length === 0) return [...rows];
+  /** The rows with `active` set; unchanged (a cached page stays the same object) when no chat is busy. */
+  private async withActivity<T extends ChatSummary>(rows: T[]): Promise<T[]> {
+    if (!this.activity || rows.length === 0) return rows;
     const busy = await this.activity(rows.map((r) => r.id));
-    if (busy.size === 0) return [...rows];
+    if (busy.size === 0) return rows;
     const active = await this.store().withUnfinishedAnswer([...busy]);
     return rows.map((row) => (active.has(row.id) ? { ...row, active: true } : row));
   }

@@ -47,9 +47,17 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
 
   app.setValidatorCompiler(schemaCompiler);
   // Response serializers are built on first use too, for the same reason as validators (start-up time).
+  // A frozen answer (a service's cached value, shared until it changes) is serialised once.
   app.setSerializerCompiler(({ schema }) => {
     let stringify: ((data: unknown) => string) | undefined;
-    return (data: unknown) => (stringify ??= fastJsonStringify(schema as object))(data);
+    const serialised = new WeakMap<object, string>();
+    return (data: unknown) => {
+      stringify ??= fastJsonStringify(schema as object);
+      if (data === null || typeof data !== 'object' || !Object.isFrozen(data)) return stringify(data);
+      let json = serialised.get(data);
+      if (json === undefined) serialised.set(data, (json = stringify(data)));
+      return json;
+    };
   });
   app.setSchemaErrorFormatter((errors, dataVar) => {
     const error = new Error('validation') as Error & { details: ValidationDetail[] };
