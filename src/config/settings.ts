@@ -65,7 +65,7 @@ export class SettingsStore {
     private readonly persistent: boolean,
     private readonly changes: ChangeFeed,
   ) {
-    changes.on('settings', () => {
+    changes.onRemote('settings', () => {
       this.reload().catch(() => undefined);
     });
   }

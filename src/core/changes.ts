@@ -19,6 +19,7 @@ interface Logger {
  */
 export class ChangeFeed {
   private readonly listeners = new Map<ChangeTopic, Array<() => void>>();
+  private readonly remoteListeners = new Map<ChangeTopic, Array<() => void>>();
   private readonly instanceId = randomUUID();
   private redis: { publisher: Redis; subscriber: Redis } | null = null;
   private readonly unsent = new Set<ChangeTopic>();
@@ -32,8 +33,14 @@ export class ChangeFeed {
     return `${this.options.keyPrefix}:changes`;
   }
 
+  /** Hears every change: this instance's (at once) and the others'. */
   on(topic: ChangeTopic, listener: () => void): void {
     this.listeners.set(topic, [...(this.listeners.get(topic) ?? []), listener]);
+  }
+
+  /** Hears only other instances' changes: for state this instance updates itself as it writes. */
+  onRemote(topic: ChangeTopic, listener: () => void): void {
+    this.remoteListeners.set(topic, [...(this.remoteListeners.get(topic) ?? []), listener]);
   }
 
   announce(topic: ChangeTopic): void {
@@ -52,6 +59,11 @@ export class ChangeFeed {
     for (const listener of this.listeners.get(topic) ?? []) listener();
   }
 
+  private notifyRemote(topic: ChangeTopic): void {
+    this.notify(topic);
+    for (const listener of this.remoteListeners.get(topic) ?? []) listener();
+  }
+
   /** Listens to the other instances' announcements (with Redis; alone, there is nothing to hear). */
   async start(): Promise<void> {
     if (!this.options.redisUrl) return;
@@ -61,7 +73,7 @@ export class ChangeFeed {
     subscriber.on('message', (_channel: string, message: string) => {
       try {
         const { from, topic } = JSON.parse(message) as { from: string; topic: ChangeTopic };
-        if (from !== this.instanceId) this.notify(topic);
+        if (from !== this.instanceId) this.notifyRemote(topic);
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, 'unreadable change notice');
       }
@@ -69,7 +81,7 @@ export class ChangeFeed {
     await subscriber.subscribe(this.channel);
     // Notices sent while the connection was down are lost: after a reconnection, re-read everything.
     subscriber.on('ready', () => {
-      for (const topic of this.listeners.keys()) this.notify(topic);
+      for (const topic of new Set([...this.listeners.keys(), ...this.remoteListeners.keys()])) this.notifyRemote(topic);
     });
     this.redis = { publisher, subscriber };
   }

@@ -21,7 +21,7 @@ export class RevokedTokens {
     private readonly clock: Clock,
     private readonly changes: ChangeFeed,
   ) {
-    changes.on('revocations', () => {
+    changes.onRemote('revocations', () => {
       this.load().catch(() => undefined);
     });
   }
