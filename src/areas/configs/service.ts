@@ -1,6 +1,7 @@
 import { int } from '../../config/env.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
+import { retryOnDeadlock } from '../../core/db/database.js';
 import { badRequest, HttpError } from '../../core/http/errors.js';
 import { bodyOf, callRemote, listMcpToolSpecs, wellKnownUrls } from './remote.js';
 import type {
@@ -121,10 +122,14 @@ export class ConfigsService {
     const problems = settings.validate(config);
     if (problems.length > 0) throw badRequest(`Invalid config: ${problems.join('; ')}`);
     try {
-      await db.transaction().execute(async (trx) => {
-        await settings.set(config, clock.now(), trx);
-        await events.publish({ event: 'config.imported', actor: user, subjectId: 'import', data: { keys: Object.keys(config) } }, trx);
-      });
+      // Replacing imported webhooks deletes rows the delivery dispatcher may hold: PostgreSQL can pick
+      // the import as a deadlock victim, and then it is simply run again.
+      await retryOnDeadlock(() =>
+        db.transaction().execute(async (trx) => {
+          await settings.set(config, clock.now(), trx);
+          await events.publish({ event: 'config.imported', actor: user, subjectId: 'import', data: { keys: Object.keys(config) } }, trx);
+        }),
+      );
     } catch (error) {
       await settings.reload();
       throw error;

@@ -255,6 +255,20 @@ export async function migrate(db: Db): Promise<void> {
   }
 }
 
+/**
+ * Runs a whole transaction again when PostgreSQL aborted it as a deadlock victim
+ * (40P01): its work was rolled back, so a new attempt is safe.
+ */
+export async function retryOnDeadlock<T>(transaction: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      if ((error as { code?: string })?.code !== '40P01' || attempt >= attempts) throw error;
+    }
+  }
+}
+
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
