@@ -39,16 +39,25 @@ export async function authsRoutes(app: App, ctx: AreaContext): Promise<void> {
   const { env } = ctx.core;
   const tags = ['auths'];
 
-  /** The HttpOnly `token` cookie the frontend's cookie-only requests rely on, living as long as the token. */
+  /**
+   * The HttpOnly `token` cookie the frontend's cookie-only requests rely on, living as long as the
+   * token. Serialised once per token object: the session check reuses one a second (docs/bench.md).
+   */
+  const tokenCookies = new WeakMap<IssuedToken, string>();
   const setTokenCookie = (reply: FastifyReply, issued: IssuedToken | null) => {
     if (!issued) return;
-    reply.setCookie(TOKEN_COOKIE, issued.token, {
-      path: '/',
-      httpOnly: true,
-      sameSite: env.cookieSameSite,
-      secure: env.cookieSecure,
-      ...(issued.expiresAt === null ? {} : { expires: new Date(issued.expiresAt * 1000), maxAge: issued.maxAge ?? undefined }),
-    });
+    let header = tokenCookies.get(issued);
+    if (header === undefined) {
+      header = app.serializeCookie(TOKEN_COOKIE, issued.token, {
+        path: '/',
+        httpOnly: true,
+        sameSite: env.cookieSameSite,
+        secure: env.cookieSecure,
+        ...(issued.expiresAt === null ? {} : { expires: new Date(issued.expiresAt * 1000), maxAge: issued.maxAge ?? undefined }),
+      });
+      tokenCookies.set(issued, header);
+    }
+    reply.header('set-cookie', header);
   };
 
   app.get('/', { onRequest: ctx.auth.current, schema: { tags, response: { 200: SessionUserInfoResponse } } }, async (request, reply) => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import type { PermissionsTree } from '../../core/access/permissions.js';
 import type { AccessService } from '../../core/access/service.js';
 import { hashPassword, passwordTooLong, verifyPassword } from '../../core/auth/passwords.js';
 import { parseDuration } from '../../core/auth/tokens.js';
@@ -105,6 +106,12 @@ export class AuthsService {
   private readonly signinLimiter: RateLimiter;
   /** Verified against when there is no credential, so timing does not reveal which accounts exist. */
   private placeholderHash: Promise<string> | null = null;
+  /**
+   * Session-check answers per user record and credential, frozen so that each is serialised
+   * once. The user record and the permission tree are cached objects replaced on any change,
+   * so an answer lives only as long as both are the ones it was made from.
+   */
+  private readonly sessionAnswers = new WeakMap<UserRecord, Map<string, Session<SessionUserInfoResponse>>>();
 
   constructor(
     readonly core: Core,
@@ -170,26 +177,39 @@ export class AuthsService {
     const now = this.core.clock.now();
     const expiresAt = claims?.exp ?? null;
     if (expiresAt !== null && now > expiresAt) throw unauthorized(ERROR.INVALID_TOKEN);
-    const cookie = claims && credential ? { token: credential, expiresAt, maxAge: expiresAt === null ? null : expiresAt - now } : null;
+    const permissions = await this.access.permissionsOf(user);
+    const key = credential ?? '';
+    let answers = this.sessionAnswers.get(user);
+    if (!answers) this.sessionAnswers.set(user, (answers = new Map()));
+    let answer = answers.get(key);
+    if (answer?.body.permissions !== permissions) {
+      answer = { body: Object.freeze(this.sessionBody(user, key, expiresAt, permissions)), cookie: null };
+      answers.set(key, answer);
+    }
+    // The cookie's Max-Age counts down, so its object changes once a second.
+    if (claims && credential && answer.cookie?.maxAge !== (expiresAt === null ? null : expiresAt - now)) {
+      answer.cookie = Object.freeze({ token: credential, expiresAt, maxAge: expiresAt === null ? null : expiresAt - now });
+    }
+    return answer;
+  }
+
+  private sessionBody(user: UserRecord, token: string, expiresAt: number | null, permissions: PermissionsTree): SessionUserInfoResponse {
     return {
-      body: {
-        token: credential ?? '',
-        token_type: 'Bearer',
-        expires_at: expiresAt,
-        id: user.id,
-        email: user.email,
-        name: user.name,
-        role: user.role,
-        profile_image_url: user.profile_image_url,
-        bio: user.bio,
-        gender: user.gender,
-        date_of_birth: user.date_of_birth,
-        status_emoji: user.status_emoji,
-        status_message: user.status_message,
-        status_expires_at: user.status_expires_at,
-        permissions: await this.access.permissionsOf(user),
-      },
-      cookie,
+      token,
+      token_type: 'Bearer',
+      expires_at: expiresAt,
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: user.role,
+      profile_image_url: user.profile_image_url,
+      bio: user.bio,
+      gender: user.gender,
+      date_of_birth: user.date_of_birth,
+      status_emoji: user.status_emoji,
+      status_message: user.status_message,
+      status_expires_at: user.status_expires_at,
+      permissions,
     };
   }
 

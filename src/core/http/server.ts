@@ -1,11 +1,11 @@
 import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import fastJsonStringify from 'fast-json-stringify';
 import findMyWay from 'find-my-way';
+import { corsHook } from './cors.js';
 import { HttpError } from './errors.js';
 import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
 
@@ -126,11 +126,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   });
 
   await app.register(cookie);
-  const origins = options.corsAllowOrigin;
-  await app.register(cors, {
-    origin: origins.includes('*') ? true : origins,
-    credentials: true,
-  });
+  app.addHook('onRequest', corsHook(options.corsAllowOrigin));
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -90,6 +90,30 @@ describe('sign-up, sign-in, session and sign-out', () => {
     expect(res.body.role).toBe('pending');
   });
 
+  it('GET / follows profile and permission changes at once, and echoes each session its own token', async () => {
+    const member = await addUser(world.api, admin, 'user');
+    const before = await world.api.get('/api/v1/auths/', { token: member.token });
+    expect(before.body.permissions.features.api_keys).toBe(false);
+
+    const renamed = await world.api.post('/api/v1/auths/update/profile', { name: 'Renamed', profile_image_url: '/user.png' }, { token: member.token });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect((await world.api.get('/api/v1/auths/', { token: member.token })).body.name).toBe('Renamed');
+
+    const defaults = (await world.api.get('/api/v1/users/default/permissions', { token: admin.token })).body;
+    const granted = { ...defaults, features: { ...defaults.features, api_keys: true } };
+    expect((await world.api.post('/api/v1/users/default/permissions', granted, { token: admin.token })).status).toBe(200);
+    expect((await world.api.get('/api/v1/auths/', { token: member.token })).body.permissions.features.api_keys).toBe(true);
+    await world.api.post('/api/v1/users/default/permissions', defaults, { token: admin.token });
+
+    const second = await world.api.post('/api/v1/auths/signin', { email: member.email, password: member.password });
+    expect(second.body.token).not.toBe(member.token);
+    for (const token of [member.token, second.body.token, member.token]) {
+      const res = await world.api.get('/api/v1/auths/', { token });
+      expect(res.body.token).toBe(token);
+      expect(tokenCookie(res.headers)).toBe(`token=${token}`);
+    }
+  });
+
   it('signs out with the cookie alone, clears the cookies and ends that session only', async () => {
     const session = await world.api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password });
     const token = session.body.token as string;
