@@ -20,7 +20,7 @@ await build({
   // request's CPU, measured); unrenamed functions keep their names without it.
   minifyWhitespace: true,
   minifySyntax: true,
-  external: ['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/swagger-ui', '@fastify/static', 'bufferutil', 'utf-8-validate'],
+  external: ['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
   // Bundled CommonJS packages call require() for Node's own modules.
   banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
   logLevel: 'warning',

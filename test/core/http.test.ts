@@ -10,6 +10,24 @@ describe('HTTP plumbing', () => {
     expect(res.body.openapi).toBe('3.1.0');
   });
 
+  it('serves Swagger UI at /docs over /openapi.json, with its files and nothing else', async () => {
+    const page = await world.api.get('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.text).toContain("url: '/openapi.json'");
+    for (const [file, type] of [['swagger-ui-bundle.js', /javascript/], ['swagger-ui.css', /text\/css/], ['favicon-32x32.png', /image\/png/]] as const) {
+      expect(page.text).toContain(`/docs/static/${file}`);
+      const asset = await world.api.get(`/docs/static/${file}`);
+      expect(asset.status, file).toBe(200);
+      expect(asset.headers.get('content-type'), file).toMatch(type);
+      expect(Number(asset.headers.get('content-length')), file).toBeGreaterThan(100);
+    }
+    expect((await world.api.get('/docs/static/package.json')).status).toBe(404);
+    expect((await world.api.get('/docs/static/..%2Fpackage.json')).status).toBe(404);
+    const spec = (await world.api.get('/openapi.json')).body;
+    expect(Object.keys(spec.paths).some((p) => p.startsWith('/docs'))).toBe(false);
+  });
+
   it('answers unknown API paths with JSON 404', async () => {
     const res = await world.api.get('/api/v1/no-such-thing');
     expect(res.status).toBe(404);

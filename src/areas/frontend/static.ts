@@ -1,7 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../core/http/server.js';
 
@@ -64,6 +63,8 @@ export function createFrontend(dir: string | null): Frontend | null {
 
   return {
     async routes(app: App) {
+      // Loaded only when there is a frontend to serve (start-up time).
+      const { default: fastifyStatic } = await import('@fastify/static');
       await app.register(fastifyStatic, { root, serve: false, index: false });
       app.addHook('onSend', async (request, reply, payload) => {
         if (reply.statusCode < 400) reply.headers(headersFor(request.url.split('?')[0]));

@@ -19,7 +19,6 @@ import {
   type TransactionBuilder,
   type UnknownRow,
 } from 'kysely';
-import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './tables.js';
 
@@ -39,9 +38,6 @@ export interface DatabaseHandle {
   onWrite(tables: string[], listener: () => void): void;
   close(): Promise<void>;
 }
-
-// PostgreSQL returns BIGINT as a string; every BIGINT Parley stores is epoch seconds, safe as a number.
-pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
 
 const STATEMENT_CACHE_SIZE = 1000;
 
@@ -225,14 +221,22 @@ export function afterCommit(db: Db, hook: () => void): void {
   else hook();
 }
 
+/** pg is loaded only when PostgreSQL is used: loading it costs about 40 ms of start-up. */
+async function postgresPool(url: string) {
+  const { default: pg } = await import('pg');
+  // PostgreSQL returns BIGINT as a string; every BIGINT Parley stores is epoch seconds, safe as a number.
+  pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client whose connection the server ends (restart, admin termination) is dropped and
+  // replaced on next use; without a listener, pg would turn that into an uncaught error.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 export function openDatabase(options: { databaseUrl: string | null; dataDir: string }): DatabaseHandle {
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
-    // An idle client whose connection the server ends (restart, admin termination) is dropped and
-    // replaced on next use; without a listener, pg would turn that into an uncaught error.
-    pool.on('error', () => undefined);
-    const db = new HookedKysely(new PostgresDialect({ pool }));
+    const db = new HookedKysely(new PostgresDialect({ pool: () => postgresPool(url) }));
     return { db, dialect: 'postgres', onWrite: (tables, listener) => db.writes.on(tables, listener), close: () => db.destroy() };
   }
   let file = path.join(options.dataDir, 'webui.db');

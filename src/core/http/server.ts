@@ -1,11 +1,11 @@
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import fastJsonStringify from 'fast-json-stringify';
 import findMyWay from 'find-my-way';
 import { corsHook } from './cors.js';
+import { registerDocs } from './docs.js';
 import { HttpError } from './errors.js';
 import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
 
@@ -136,7 +136,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  registerDocs(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   return app;
