@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { connectRedis } from './realtime/redis.js';
 
 /**
  * What an instance keeps in memory and must re-read when another instance (or
@@ -67,9 +68,8 @@ export class ChangeFeed {
   /** Listens to the other instances' announcements (with Redis; alone, there is nothing to hear). */
   async start(): Promise<void> {
     if (!this.options.redisUrl) return;
-    const { connectRedis } = await import('./realtime/redis.js');
-    const publisher = connectRedis(this.options.redisUrl, this.log, 'changes');
-    const subscriber = connectRedis(this.options.redisUrl, this.log, 'changes-feed');
+    const publisher = await connectRedis(this.options.redisUrl, this.log, 'changes');
+    const subscriber = await connectRedis(this.options.redisUrl, this.log, 'changes-feed');
     subscriber.on('message', (_channel: string, message: string) => {
       try {
         const { from, topic } = JSON.parse(message) as { from: string; topic: ChangeTopic };

@@ -53,8 +53,8 @@ export class TaskRegistry {
   /** Connects to Redis and listens for stop commands from other instances. */
   async start(): Promise<void> {
     if (!this.options.redisUrl) return;
-    const client = connectRedis(this.options.redisUrl, this.log, 'tasks');
-    const sub = connectRedis(this.options.redisUrl, this.log, 'tasks-commands');
+    const client = await connectRedis(this.options.redisUrl, this.log, 'tasks');
+    const sub = await connectRedis(this.options.redisUrl, this.log, 'tasks-commands');
     sub.on('message', (_channel: string, message: string) => {
       try {
         const command = JSON.parse(message) as { action?: string; task_id?: string };

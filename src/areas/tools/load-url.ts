@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { LazyAgent } from '../../core/upstream/lazy-agent.js';
 import { UrlGuard, UrlRefusedError } from '../../core/events/url-guard.js';
 import { ERROR, HttpError, badRequest } from '../../core/http/errors.js';
 import type { ToolsOptions } from './options.js';
@@ -55,12 +56,12 @@ export function parseHttpUrl(input: string): string {
 
 export class ToolSourceFetcher {
   private readonly guard: UrlGuard;
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
 
   constructor(private readonly options: ToolsOptions['loadUrl']) {
     this.guard = new UrlGuard(options.policy);
     // Connections use only addresses the guard accepted, so a DNS answer that changes after the check cannot reach a refused one.
-    this.agent = new Agent({ connect: { lookup: this.guard.lookup, timeout: Math.min(options.timeoutMs, 10_000) } });
+    this.agent = new LazyAgent({ connect: { lookup: this.guard.lookup, timeout: Math.min(options.timeoutMs, 10_000) } });
   }
 
   /** `{name, content}` of the tool at `url` (already parsed by `parseHttpUrl`). */
@@ -83,7 +84,7 @@ export class ToolSourceFetcher {
     try {
       for (let hop = 0; ; hop++) {
         await this.guard.check(url);
-        const response = await request(url, { method: 'GET', headers: { accept: 'text/plain, */*' }, dispatcher: this.agent, signal });
+        const response = await this.agent.request(url, { method: 'GET', headers: { accept: 'text/plain, */*' }, signal });
         const location = response.headers.location;
         if (REDIRECTS.has(response.statusCode) && typeof location === 'string') {
           await response.body.dump();

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import { Agent, request } from 'undici';
 import type { Clock } from '../clock.js';
 import type { WebhookDirectory } from './directory.js';
 import { deliveryBody, type MessageContext, receiverKindOf } from './formats.js';
@@ -10,6 +9,7 @@ import type { EventPayload } from './publish.js';
 import { retryAfterMs, retryDelayMs } from './retry.js';
 import { signedHeaders } from './signing.js';
 import type { AttemptResult, ClaimedDelivery, EventsStore, StoredWebhook } from './store.js';
+import { LazyAgent } from '../upstream/lazy-agent.js';
 import type { UrlGuard } from './url-guard.js';
 
 export type DisableReason = 'gone' | 'failing';
@@ -61,7 +61,7 @@ export class WebhookDispatcher {
   readonly owner: string;
   readonly stats = { attempts: 0, succeeded: 0, failed: 0 };
 
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
   private readonly inFlight = new Map<string, InFlight>();
   /** Deliveries started here whose outcome is not written yet: never claimed again meanwhile, even if the lease ran out. */
   private readonly unsettled = new Set<string>();
@@ -80,7 +80,7 @@ export class WebhookDispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.owner = `${deps.options.stableInstanceId ?? randomUUID()}/${randomUUID()}`;
-    this.agent = new Agent({
+    this.agent = new LazyAgent({
       connect: { lookup: deps.guard.lookup, timeout: Math.min(deps.options.timeoutMs, 10_000) },
       connections: deps.options.concurrencyPerWebhook,
       keepAliveTimeout: 30_000,
@@ -296,7 +296,7 @@ export class WebhookDispatcher {
     this.stats.attempts += 1;
     try {
       this.deps.guard.checkSyntax(webhook.url);
-      const response = await request(webhook.url, { method: 'POST', headers, body, dispatcher: this.agent, signal: controller.signal });
+      const response = await this.agent.request(webhook.url, { method: 'POST', headers, body, signal: controller.signal });
       statusCode = response.statusCode;
       if (statusCode >= 200 && statusCode < 300) await response.body.dump();
       else {

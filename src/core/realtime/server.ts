@@ -1,5 +1,4 @@
 import type { Server as HttpServer } from 'node:http';
-import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import { Server, type Socket } from 'socket.io';
 import type { TokenService } from '../auth/tokens.js';
@@ -84,8 +83,9 @@ export class Realtime {
       maxHttpBufferSize: 16 * 1024 * 1024,
     });
     if (this.options.redisUrl) {
-      const pub = connectRedis(this.options.redisUrl, this.deps.log, 'socket-pub');
-      const sub = connectRedis(this.options.redisUrl, this.deps.log, 'socket-sub');
+      const { createAdapter } = await import('@socket.io/redis-adapter');
+      const pub = await connectRedis(this.options.redisUrl, this.deps.log, 'socket-pub');
+      const sub = await connectRedis(this.options.redisUrl, this.deps.log, 'socket-sub');
       this.redis = { pub, sub };
       io.adapter(createAdapter(pub, sub, { key: `${this.options.redisKeyPrefix}:socket.io`, publishOnSpecificResponseChannel: true }));
     }

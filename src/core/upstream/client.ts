@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher, errors, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { LazyAgent } from './lazy-agent.js';
 
 /**
  * The one HTTP client Parley uses to talk to model providers: a pooled undici
@@ -47,11 +48,14 @@ function headerText(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }
 
+/** The codes of undici's timeout errors (headers, body, connect). */
+const UNDICI_TIMEOUTS = new Set<unknown>(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
 export class UpstreamClient {
-  private readonly agent: Agent;
+  private readonly agent: LazyAgent;
 
   constructor(options: { connectionsPerOrigin: number | null }) {
-    this.agent = new Agent({
+    this.agent = new LazyAgent({
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 10_000,
       connect: { timeout: 10_000 },
@@ -77,8 +81,7 @@ export class UpstreamClient {
       call.signal?.removeEventListener('abort', onCallerAbort);
     };
     try {
-      const response = await request(call.url, {
-        dispatcher: this.agent,
+      const response = await this.agent.request(call.url, {
         method: (call.method ?? 'GET') as Dispatcher.HttpMethod,
         headers: { 'accept-encoding': 'identity', ...call.headers },
         body: call.body ?? undefined,
@@ -106,9 +109,7 @@ export class UpstreamClient {
     if (call.signal?.aborted) return new UpstreamFailure('cancelled', call.url, 'The client went away');
     if (
       timedOut ||
-      error instanceof errors.HeadersTimeoutError ||
-      error instanceof errors.BodyTimeoutError ||
-      error instanceof errors.ConnectTimeoutError ||
+      UNDICI_TIMEOUTS.has((error as { code?: unknown } | null)?.code) ||
       (error instanceof Error && error.name === 'TimeoutError')
     ) {
       return new UpstreamFailure('timeout', call.url, 'The model provider did not answer in time');
