@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { freePort } from '../areas/events/child-server.js';
+import { freePort } from './child-server.js';
 
 export interface TestRedis {
   url: string;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, createTestDatabase, dropTestDatabase, type TestServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
-import { buildParleyOnce, ChildServer } from './child-server.js';
+import { buildParleyOnce, ChildServer } from '../../helpers/child-server.js';
 import { eventually, Receiver } from './receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,7 +39,7 @@ describe('a server killed with SIGKILL', () => {
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     };
     // A slow receiver with few slots first, so that deliveries fall behind the requests.
-    let child = await ChildServer.start(build.dir, { ...env, EVENT_WEBHOOK_CONCURRENCY: '2' });
+    let child = await ChildServer.start(path.join(build.dir, 'main.js'), { ...env, EVENT_WEBHOOK_CONCURRENCY: '2' });
     try {
       const api = new ApiClient(child.url);
       const admin = await signup(api, 'Crash Admin');
@@ -72,7 +72,7 @@ describe('a server killed with SIGKILL', () => {
       const beforeRestart = createdSubjects(receiver);
       expect(accepted.filter((id) => !beforeRestart.has(id)).length, 'deliveries outstanding at the kill').toBeGreaterThan(0);
 
-      child = await ChildServer.start(build.dir, env);
+      child = await ChildServer.start(path.join(build.dir, 'main.js'), env);
       await receiver.waitFor(() => accepted.every((id) => createdSubjects(receiver).has(id)), 30_000);
       expect(await child.stop()).toBe(0);
       // The restart and the clean stop announced themselves; the stop's events went out before the process ended.

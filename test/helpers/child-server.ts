@@ -6,12 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * Parley as a separate process (`node main.js` of a fresh build), for tests that
- * kill it with SIGKILL. The build goes to a temporary folder under `.tmp/` inside
- * the repository, so the compiled code finds `node_modules`.
+ * Parley as a separate process, for tests that kill it with SIGKILL or run what
+ * `npm start` runs. Builds go to temporary folders under `.tmp/` inside the
+ * repository, so the compiled code finds `node_modules`.
  */
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** `tsc`'s output in a fresh folder; the entry is `main.js` in it. */
 export async function buildParleyOnce(): Promise<{ dir: string; remove(): void }> {
   mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
   const dir = mkdtempSync(path.join(ROOT, '.tmp', 'events-build-'));
@@ -23,6 +24,15 @@ export async function buildParleyOnce(): Promise<{ dir: string; remove(): void }
   }).catch(() => undefined);
   if (!existsSync(path.join(dir, 'main.js'))) throw new Error(`build into ${dir} produced no main.js`);
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The single-file bundle `npm start` runs (scripts/bundle.mjs), in a fresh folder. */
+export async function bundleParley(): Promise<{ file: string; remove(): void }> {
+  mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(path.join(ROOT, '.tmp', 'bundle-'));
+  const file = path.join(dir, 'parley.js');
+  await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), file], { cwd: ROOT });
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export function freePort(): Promise<number> {
@@ -51,9 +61,10 @@ export class ChildServer {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static async start(buildDir: string, env: Record<string, string>): Promise<ChildServer> {
+  /** Runs `entry` (a built `main.js` or the bundle) and waits for `/health`. */
+  static async start(entry: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<ChildServer> {
     const port = await freePort();
-    const child = spawn(process.execPath, [path.join(buildDir, 'main.js')], {
+    const child = spawn(process.execPath, [...nodeFlags, entry], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
+import { bundleParley, ChildServer } from '../helpers/child-server.js';
+import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
+import { onlyOpenAI } from '../helpers/fake-upstreams.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { ApiClient, createTestDatabase, dropTestDatabase } from '../helpers/server.js';
+import { signup } from '../helpers/users.js';
+
+/**
+ * What `npm start` runs: the single-file bundle with package.json's node flags. The
+ * packages it leaves outside and loads only when needed (pg, ioredis and the socket.io
+ * Redis adapter, undici) must still be found and work.
+ */
+describe('the bundled server', () => {
+  let bundle: { file: string; remove(): void };
+  let redis: TestRedis;
+  let model: FakeModel;
+  let databaseUrl: string | null;
+  let dataDir: string;
+  let child: ChildServer | undefined;
+
+  beforeAll(async () => {
+    [bundle, redis, model, databaseUrl] = await Promise.all([bundleParley(), startRedis(), startFakeModel(['bundled-model']), createTestDatabase()]);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'parley-bundle-'));
+  }, 120_000);
+
+  afterAll(async () => {
+    await child?.kill();
+    redis?.stop();
+    await model?.close();
+    await dropTestDatabase(databaseUrl);
+    bundle?.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts, signs up, answers a session, its docs and a provider through its lazily loaded packages', { timeout: 60_000 }, async () => {
+    child = await ChildServer.start(
+      bundle.file,
+      {
+        DATA_DIR: dataDir,
+        WEBUI_SECRET_KEY: 'bundle-test-key',
+        REDIS_URL: redis.url,
+        ...onlyOpenAI(model.url),
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      },
+      packageJson.config.node_flags.split(' '),
+    );
+    const api = new ApiClient(child.url);
+    const admin = await signup(api, 'Bundle Admin');
+    const session = await api.get('/api/v1/auths/', { token: admin.token });
+    expect(session.status).toBe(200);
+    expect(session.body).toMatchObject({ id: admin.id, role: 'admin', token: admin.token });
+
+    expect((await api.get('/docs')).status).toBe(200);
+    expect((await api.get('/docs/static/swagger-ui-bundle.js')).status).toBe(200);
+
+    // undici, at the first request to a provider.
+    const models = await api.get('/api/models', { token: admin.token });
+    expect(models.status, models.text).toBe(200);
+    expect(models.body.data.map((m: { id: string }) => m.id)).toContain('bundled-model');
+
+    // ioredis and the adapter: the server's named connections are open.
+    const probe = new Redis(redis.url);
+    try {
+      const clients = String(await probe.client('LIST'));
+      for (const name of ['parley-changes', 'parley-socket-pub', 'parley-tasks']) expect(clients).toContain(`name=${name}`);
+    } finally {
+      probe.disconnect();
+    }
+
+    expect(await child.stop()).toBe(0);
+    child = undefined;
+  });
+});
