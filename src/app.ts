@@ -182,6 +182,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   });
   app.decorateRequest('user', null);
   app.decorateRequest('token', null);
+  app.decorateRequest('tokenClaims', null);
 
   const context: AreaContext = { core, auth, services };
   // Every area's routes and where they are mounted.

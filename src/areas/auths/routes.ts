@@ -61,7 +61,7 @@ export async function authsRoutes(app: App, ctx: AreaContext): Promise<void> {
   };
 
   app.get('/', { onRequest: ctx.auth.current, schema: { tags, response: { 200: SessionUserInfoResponse } } }, async (request, reply) => {
-    const session = await auths.sessionInfo(request.user!, request.token);
+    const session = await auths.sessionInfo(request.user!, request.token, request.tokenClaims);
     setTokenCookie(reply, session.cookie);
     return session.body;
   });

@@ -3,12 +3,12 @@ import { sql } from 'kysely';
 import type { PermissionsTree } from '../../core/access/permissions.js';
 import type { AccessService } from '../../core/access/service.js';
 import { hashPassword, passwordTooLong, verifyPassword } from '../../core/auth/passwords.js';
-import { parseDuration } from '../../core/auth/tokens.js';
+import { parseDuration, type TokenClaims } from '../../core/auth/tokens.js';
 import { isAdmin, type UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { fromJson } from '../../core/db/json.js';
-import { badRequest, ERROR, forbidden, HttpError, notFound, unauthorized } from '../../core/http/errors.js';
+import { badRequest, ERROR, forbidden, HttpError, notFound } from '../../core/http/errors.js';
 import type { UsersService } from '../users/service.js';
 import { RateLimiter } from './rate-limit.js';
 import type {
@@ -171,12 +171,13 @@ export class AuthsService {
     };
   }
 
-  /** `GET /auths/`: the signed-in user, echoing the credential and re-setting the cookie for a session token. */
-  async sessionInfo(user: UserRecord, credential: string | null): Promise<Session<SessionUserInfoResponse>> {
-    const claims = credential ? await this.core.tokens.verify(credential) : null;
+  /**
+   * `GET /auths/`: the signed-in user, echoing the credential and re-setting the cookie for a session
+   * token. `claims` are that token's, as the guard verified them (null for an API key).
+   */
+  async sessionInfo(user: UserRecord, credential: string | null, claims: TokenClaims | null): Promise<Session<SessionUserInfoResponse>> {
     const now = this.core.clock.now();
     const expiresAt = claims?.exp ?? null;
-    if (expiresAt !== null && now > expiresAt) throw unauthorized(ERROR.INVALID_TOKEN);
     const permissions = await this.access.permissionsOf(user);
     const key = credential ?? '';
     let answers = this.sessionAnswers.get(user);

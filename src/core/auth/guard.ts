@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR, HttpError } from '../http/errors.js';
-import type { TokenService } from './tokens.js';
+import type { TokenClaims, TokenService } from './tokens.js';
 import type { UserRecord } from './user.js';
 
 declare module 'fastify' {
@@ -9,6 +9,8 @@ declare module 'fastify' {
     user: UserRecord | null;
     /** The credential the user presented, as the frontend needs it echoed back. */
     token: string | null;
+    /** The session token's verified claims (null for an API key or no credential). */
+    tokenClaims: TokenClaims | null;
   }
 }
 
@@ -24,8 +26,11 @@ export interface AuthLookups {
 export function credentialOf(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (header) {
-    const [scheme, credentials, ...rest] = header.split(' ');
-    if (scheme && credentials && rest.length === 0 && scheme.toLowerCase() === 'bearer') return credentials;
+    // `<scheme> <credentials>`, exactly one space (split by hand: this runs on every request).
+    const space = header.indexOf(' ');
+    if (space > 0 && space < header.length - 1 && header.indexOf(' ', space + 1) === -1 && header.slice(0, space).toLowerCase() === 'bearer') {
+      return header.slice(space + 1);
+    }
   }
   const cookie = request.cookies?.token;
   if (cookie) return cookie;
@@ -72,6 +77,7 @@ export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, opti
         throw new HttpError(401, 'User mismatch. Please sign in again.');
       }
     }
+    request.tokenClaims = checked.claims;
     lookups.touch(user);
     return user;
   }

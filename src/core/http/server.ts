@@ -6,6 +6,7 @@ import fastJsonStringify from 'fast-json-stringify';
 import findMyWay from 'find-my-way';
 import { corsHook } from './cors.js';
 import { registerDocs } from './docs.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { HttpError } from './errors.js';
 import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
 
@@ -40,6 +41,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   const app = Fastify({
     loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: 64 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
     ajv: { customOptions: {} },
