@@ -28,6 +28,17 @@ describe('HTTP plumbing', () => {
     expect(Object.keys(spec.paths).some((p) => p.startsWith('/docs'))).toBe(false);
   });
 
+  it('answers HEAD with the GET route\'s status and headers, without a body', async () => {
+    const get = await world.api.get('/api/version');
+    const head = await world.api.request('HEAD', '/api/version');
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect((await world.api.request('HEAD', '/api/v1/auths/signin')).status).toBe(405);
+    expect((await world.api.request('HEAD', '/api/v1/no-such-thing')).status).toBe(404);
+  });
+
   it('answers unknown API paths with JSON 404', async () => {
     const res = await world.api.get('/api/v1/no-such-thing');
     expect(res.status).toBe(404);

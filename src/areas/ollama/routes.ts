@@ -59,7 +59,7 @@ export async function ollamaRoutes(app: App, ctx: AreaContext): Promise<void> {
     }
   };
 
-  app.route({ method: ['GET', 'HEAD'], url: '/', schema: { tags, response: { 200: StatusResponse } }, handler: async () => ({ status: true }) });
+  app.get('/', { schema: { tags, response: { 200: StatusResponse } } }, async () => ({ status: true }));
 
   app.post('/verify', { onRequest: auth.admin, schema: { tags, body: OllamaVerifyForm } }, (request, reply) => ollama.verify(request.body, contextOf(request, reply)));
 
