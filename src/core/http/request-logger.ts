@@ -4,6 +4,8 @@ type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 type Log = (...args: unknown[]) => void;
 
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 /**
  * A request's logger (`request.log`), made only when the request logs something.
  * Fastify makes a pino child with the request id for every request; most never
@@ -18,7 +20,7 @@ class LazyRequestLogger {
     private readonly options: ChildOptions,
   ) {}
 
-  private get logger(): FastifyBaseLogger {
+  get logger(): FastifyBaseLogger {
     return (this.made ??= this.parent.child(this.bindings, this.options));
   }
 
@@ -30,30 +32,17 @@ class LazyRequestLogger {
     this.logger.level = level;
   }
 
-  fatal(...args: unknown[]) {
-    (this.logger.fatal as Log)(...args);
-  }
-  error(...args: unknown[]) {
-    (this.logger.error as Log)(...args);
-  }
-  warn(...args: unknown[]) {
-    (this.logger.warn as Log)(...args);
-  }
-  info(...args: unknown[]) {
-    (this.logger.info as Log)(...args);
-  }
-  debug(...args: unknown[]) {
-    (this.logger.debug as Log)(...args);
-  }
-  trace(...args: unknown[]) {
-    (this.logger.trace as Log)(...args);
-  }
-  silent(...args: unknown[]) {
-    (this.logger.silent as Log)(...args);
-  }
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.logger.child(bindings, options);
   }
+}
+
+// One method per level, each handing over to the real logger.
+interface LazyRequestLogger extends Record<(typeof LEVELS)[number], Log> {}
+for (const level of LEVELS) {
+  LazyRequestLogger.prototype[level] = function (this: LazyRequestLogger, ...args: unknown[]) {
+    (this.logger[level] as Log)(...args);
+  };
 }
 
 export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
