@@ -168,6 +168,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.sessionUser(id),
+    cachedUserById: (id) => users.cachedSessionUser(id),
     userByApiKey: (key) => users.byApiKey(key),
     checkApiKeyUse: (user, path) => auths.checkApiKeyUse(user, path),
     touch: (user) => users.touch(user),

@@ -25,6 +25,12 @@ export class InvalidatedCache<V> {
     return value;
   }
 
+  /** The value while it is kept, without loading it (undefined otherwise). */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expiresAt > performance.now() ? hit.value : undefined;
+  }
+
   invalidate(): void {
     this.generation += 1;
     this.entries.clear();

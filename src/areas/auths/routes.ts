@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { AreaContext } from '../../app.js';
 import { credentialOf, TOKEN_COOKIE } from '../../core/auth/guard.js';
+import { clearCookie, cookieHeader } from '../../core/http/cookies.js';
 import type { App } from '../../core/http/server.js';
 import { JsonObject, StatusResponse } from '../../core/http/schema.js';
 import {
@@ -48,7 +49,7 @@ export async function authsRoutes(app: App, ctx: AreaContext): Promise<void> {
     if (!issued) return;
     let header = tokenCookies.get(issued);
     if (header === undefined) {
-      header = app.serializeCookie(TOKEN_COOKIE, issued.token, {
+      header = cookieHeader(TOKEN_COOKIE, issued.token, {
         path: '/',
         httpOnly: true,
         sameSite: env.cookieSameSite,
@@ -85,8 +86,8 @@ export async function authsRoutes(app: App, ctx: AreaContext): Promise<void> {
   // The frontend sends this with the cookie only; it works without any valid credential.
   app.post('/signout', { schema: { tags, response: { 200: SignoutResponse } } }, async (request, reply) => {
     const oauthSessionId = request.cookies[OAUTH_SESSION_COOKIE] ?? null;
-    for (const name of SIGNOUT_COOKIES) reply.clearCookie(name, { path: '/' });
-    if (oauthSessionId) reply.clearCookie(OAUTH_SESSION_COOKIE, { path: '/' });
+    for (const name of SIGNOUT_COOKIES) clearCookie(reply, name);
+    if (oauthSessionId) clearCookie(reply, OAUTH_SESSION_COOKIE);
     return auths.signout(credentialOf(request), oauthSessionId);
   });
 

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AreaContext } from '../../app.js';
 import { TOKEN_COOKIE } from '../../core/auth/guard.js';
 import type { UserRecord } from '../../core/auth/user.js';
+import { clearCookie } from '../../core/http/cookies.js';
 import { HttpError } from '../../core/http/errors.js';
 import type { App } from '../../core/http/server.js';
 import {
@@ -22,7 +23,7 @@ import { SystemService } from './service.js';
 function configCredential(request: FastifyRequest): { token: string; fromCookie: boolean } | null {
   const parts = request.headers.authorization?.split(' ');
   if (parts?.length === 2 && parts[1]) return { token: parts[1], fromCookie: false };
-  const cookie = request.cookies?.token;
+  const cookie = request.cookies.token;
   return cookie ? { token: cookie, fromCookie: true } : null;
 }
 
@@ -51,7 +52,7 @@ export async function systemRoutes(app: App, ctx: AreaContext): Promise<void> {
       user = await system.configUser(credential?.token ?? null);
     } catch (error) {
       // A stale session cookie would otherwise keep the frontend on its error page.
-      if (error instanceof HttpError && error.statusCode === 401 && credential?.fromCookie) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
+      if (error instanceof HttpError && error.statusCode === 401 && credential?.fromCookie) clearCookie(reply, TOKEN_COOKIE);
       throw error;
     }
     return system.appConfig(user);

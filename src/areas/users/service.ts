@@ -112,6 +112,11 @@ export class UsersService {
     return this.sessions.get(id, async () => deepFreeze(await this.store().byId(id)));
   }
 
+  /** `sessionUser` when the cache holds it, without waiting; undefined otherwise. */
+  cachedSessionUser(id: string): UserRecord | null | undefined {
+    return this.sessions.peek(id);
+  }
+
   /** Tells every instance that user records changed, once `db`'s transaction commits. */
   private changed(db: Db = this.core.db): void {
     afterCommit(db, () => this.core.changes.announce('identity'));

@@ -1,6 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { clearCookie } from '../http/cookies.js';
 import { ERROR, HttpError } from '../http/errors.js';
-import type { TokenClaims, TokenService } from './tokens.js';
+import type { TokenCheck, TokenClaims, TokenService } from './tokens.js';
 import type { UserRecord } from './user.js';
 
 declare module 'fastify' {
@@ -16,6 +17,8 @@ declare module 'fastify' {
 
 export interface AuthLookups {
   userById(id: string): Promise<UserRecord | null>;
+  /** The user when the session cache holds it (null: no such user); undefined when it must be looked up. */
+  cachedUserById(id: string): UserRecord | null | undefined;
   userByApiKey(key: string): Promise<UserRecord | null>;
   /** Whether API keys may be used by this user on this path (checked only for `sk-` credentials). */
   checkApiKeyUse(user: UserRecord, path: string): Promise<void>;
@@ -32,7 +35,7 @@ export function credentialOf(request: FastifyRequest): string | null {
       return header.slice(space + 1);
     }
   }
-  const cookie = request.cookies?.token;
+  const cookie = request.cookies.token;
   if (cookie) return cookie;
   const apiKey = request.headers['x-api-key'];
   return typeof apiKey === 'string' && apiKey ? apiKey : null;
@@ -50,25 +53,14 @@ export interface GuardOptions {
 }
 
 export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, options: GuardOptions) {
-  async function resolve(request: FastifyRequest, reply: FastifyReply): Promise<UserRecord> {
-    const credential = credentialOf(request);
-    if (!credential) throw new HttpError(401, 'Not authenticated');
-    request.token = credential;
-    if (credential.startsWith('sk-')) {
-      const user = await lookups.userByApiKey(credential);
-      if (!user) throw new HttpError(401, ERROR.INVALID_TOKEN);
-      await lookups.checkApiKeyUse(user, request.url.split('?')[0]);
-      lookups.touch(user);
-      return user;
-    }
-    const checked = await tokens.check(credential);
+  /** The checks on a session token's answer and its user, once both are known. */
+  function admitSession(request: FastifyRequest, reply: FastifyReply, checked: TokenCheck, user: UserRecord | null): UserRecord {
     if ('refused' in checked) {
-      if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
+      if (request.cookies.token) clearCookie(reply, TOKEN_COOKIE);
       throw new HttpError(401, checked.refused === 'revoked' ? 'Invalid token' : ERROR.UNAUTHORIZED);
     }
-    const user = await lookups.userById(checked.claims.id);
     if (!user) {
-      if (request.cookies?.token) reply.clearCookie(TOKEN_COOKIE, { path: '/' });
+      if (request.cookies.token) clearCookie(reply, TOKEN_COOKIE);
       throw new HttpError(401, ERROR.INVALID_TOKEN);
     }
     if (options.trustedEmailHeader) {
@@ -82,10 +74,56 @@ export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, opti
     return user;
   }
 
-  const roleHook = (roles: string[] | null) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const user = await resolve(request, reply);
-    if (roles && !roles.includes(user.role)) throw new HttpError(401, ERROR.ACCESS_PROHIBITED);
-    request.user = user;
+  async function resolve(request: FastifyRequest, reply: FastifyReply): Promise<UserRecord> {
+    const credential = credentialOf(request);
+    if (!credential) throw new HttpError(401, 'Not authenticated');
+    request.token = credential;
+    if (credential.startsWith('sk-')) {
+      const user = await lookups.userByApiKey(credential);
+      if (!user) throw new HttpError(401, ERROR.INVALID_TOKEN);
+      await lookups.checkApiKeyUse(user, request.url.split('?')[0]);
+      lookups.touch(user);
+      return user;
+    }
+    const checked = await tokens.check(credential);
+    const user = 'claims' in checked ? await lookups.userById(checked.claims.id) : null;
+    return admitSession(request, reply, checked, user);
+  }
+
+  /**
+   * `resolve` without waiting, when the token was verified before and its user is cached (most
+   * requests); undefined when something must be looked up. Skipping the promises saves a few
+   * microseconds on every signed-in request (docs/bench.md).
+   */
+  function resolveNow(request: FastifyRequest, reply: FastifyReply): UserRecord | undefined {
+    const credential = credentialOf(request);
+    if (!credential || credential.startsWith('sk-')) return undefined;
+    const checked = tokens.checkKnown(credential);
+    if (!checked) return undefined;
+    const user = 'claims' in checked ? lookups.cachedUserById(checked.claims.id) : null;
+    if (user === undefined) return undefined;
+    request.token = credential;
+    return admitSession(request, reply, checked, user);
+  }
+
+  const roleHook = (roles: string[] | null) => (request: FastifyRequest, reply: FastifyReply, done: (error?: FastifyError) => void) => {
+    const admit = (user: UserRecord) => {
+      if (roles && !roles.includes(user.role)) throw new HttpError(401, ERROR.ACCESS_PROHIBITED);
+      request.user = user;
+    };
+    try {
+      const user = resolveNow(request, reply);
+      if (user) {
+        admit(user);
+        return done();
+      }
+    } catch (error) {
+      return done(error as FastifyError);
+    }
+    resolve(request, reply).then(admit).then(
+      () => done(),
+      (error: FastifyError) => done(error),
+    );
   };
 
   return {
@@ -104,7 +142,6 @@ export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, opti
         request.user = null;
       }
     },
-    resolve,
   };
 }
 

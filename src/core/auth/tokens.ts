@@ -11,6 +11,8 @@ export function parseDuration(duration: string): number | null {
   return matches.reduce((total, [, n, unit]) => total + Number(n) * units[unit], 0);
 }
 
+export type TokenCheck = { claims: TokenClaims } | { refused: 'invalid' | 'revoked' };
+
 export interface TokenClaims {
   id: string;
   jti?: string;
@@ -49,21 +51,31 @@ export class TokenService {
   }
 
   /** Like `verify`, telling a signed-out session apart (the reference's answer differs for it). */
-  async check(token: string): Promise<{ claims: TokenClaims } | { refused: 'invalid' | 'revoked' }> {
-    const claims = await this.checkSignatureAndExpiry(token);
+  async check(token: string): Promise<TokenCheck> {
+    return this.checkKnown(token) ?? this.judge(await this.checkSignature(token));
+  }
+
+  /**
+   * `check` without waiting, for a token whose signature was verified before (most requests);
+   * undefined for a token not seen yet. Expiry and sign-out are checked on every use.
+   */
+  checkKnown(token: string): TokenCheck | undefined {
+    const known = this.verified.get(token);
+    if (!known) return undefined;
+    if (known.exp !== undefined && known.exp <= this.clock.now()) {
+      this.verified.delete(token);
+      return { refused: 'invalid' };
+    }
+    return this.judge(known);
+  }
+
+  private judge(claims: TokenClaims | null): TokenCheck {
     if (!claims) return { refused: 'invalid' };
     if (claims.jti !== undefined && this.revoked.has(claims.jti)) return { refused: 'revoked' };
     return { claims };
   }
 
-  private async checkSignatureAndExpiry(token: string): Promise<TokenClaims | null> {
-    const known = this.verified.get(token);
-    if (known) {
-      // The signature was checked once; expiry is checked on every use.
-      if (known.exp === undefined || known.exp > this.clock.now()) return known;
-      this.verified.delete(token);
-      return null;
-    }
+  private async checkSignature(token: string): Promise<TokenClaims | null> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: new Date(this.clock.nowMs()) });
       if (typeof payload.id !== 'string') return null;

@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
-import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import fastJsonStringify from 'fast-json-stringify';
 import findMyWay from 'find-my-way';
-import { corsHook } from './cors.js';
+import { registerCookies } from './cookies.js';
+import { corsHandler } from './cors.js';
 import { registerDocs } from './docs.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { HttpError } from './errors.js';
@@ -39,6 +39,7 @@ function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
  * JSON is a 422, and the OpenAPI document generated from the route schemas.
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<App> {
+  const cors = corsHandler(options.corsAllowOrigin);
   const app = Fastify({
     // HEAD is answered by the GET route, as Starlette adds HEAD to every GET route: the request is
     // routed as GET and Node leaves the body out (the response was made for a HEAD request). One
@@ -46,6 +47,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     exposeHeadRoutes: false,
     serverFactory: (handler) =>
       createServer((request, response) => {
+        if (cors(request, response)) return;
         if (request.method === 'HEAD') request.method = 'GET';
         handler(request, response);
       }),
@@ -131,8 +133,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     return sendDetail(reply, 404, 'Not Found');
   });
 
-  await app.register(cookie);
-  app.addHook('onRequest', corsHook(options.corsAllowOrigin));
+  registerCookies(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
