@@ -4,7 +4,7 @@
 //   - a fake OpenAI-shaped model that streams its answers and, when it is offered tools and asked to
 //     add two numbers, calls the `add` tool natively (streamed `tool_calls` deltas), then answers
 //     quoting the tool's result;
-//   - Parley (`dist/main.js`: run `npm run build` first) on a fresh DATA_DIR and a free port,
+//   - Parley (`dist/parley.js`, the bundle `npm start` runs: run `npm run build` first) on a fresh DATA_DIR and a free port,
 //     serving the built frontend of docs/frontend.md;
 //   - headless Chromium through playwright-core.
 // In the browser: sign up the first admin; through the API with the admin's token: create a Python
@@ -66,7 +66,7 @@ class Tools:
 for (const [what, where] of [
   ['the built frontend (docs/frontend.md)', FRONTEND],
   ['Chromium (apt-get install -y chromium)', CHROMIUM],
-  ['dist/main.js (npm run build)', path.join(ROOT, 'dist/main.js')],
+  ['dist/parley.js (npm run build)', path.join(ROOT, 'dist/parley.js')],
 ]) {
   if (!existsSync(where)) {
     console.error(`missing ${what}: ${where}`);
@@ -188,7 +188,7 @@ try {
   const port = await freePort();
   const BASE = `http://127.0.0.1:${port}`;
   const logFd = openSync(path.join(OUT, 'parley.log'), 'w');
-  parley = spawn(process.execPath, ['dist/main.js'], {
+  parley = spawn(process.execPath, ['dist/parley.js'], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, FRONTEND_BUILD_DIR: FRONTEND, ENABLE_OLLAMA_API: 'false', DATABASE_URL: '' },
     stdio: ['ignore', logFd, logFd],
