@@ -30,9 +30,8 @@ export async function buildParleyOnce(): Promise<{ dir: string; remove(): void }
 export async function bundleParley(): Promise<{ file: string; remove(): void }> {
   mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
   const dir = mkdtempSync(path.join(ROOT, '.tmp', 'bundle-'));
-  const file = path.join(dir, 'parley.js');
-  await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), file], { cwd: ROOT });
-  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), dir], { cwd: ROOT });
+  return { file: path.join(dir, 'parley.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export function freePort(): Promise<number> {

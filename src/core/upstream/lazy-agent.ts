@@ -2,7 +2,8 @@ import type { Agent, Dispatcher, request } from 'undici';
 
 type RequestOptions = Omit<NonNullable<Parameters<typeof request>[1]>, 'dispatcher'>;
 
-let undici: Promise<typeof import('undici')> | undefined;
+/** undici's `module.exports`: the one shape its import gives both from node_modules and from a bundle chunk. */
+let undici: Promise<(typeof import('undici'))['default']> | undefined;
 
 /**
  * A pooled undici agent made at its first request. Loading undici costs about 60 ms
@@ -14,7 +15,7 @@ export class LazyAgent {
   constructor(private readonly options: Agent.Options) {}
 
   async request(url: string, options: RequestOptions): Promise<Dispatcher.ResponseData<unknown>> {
-    const client = await (undici ??= import('undici'));
+    const client = await (undici ??= import('undici').then((loaded) => loaded.default));
     this.agent ??= new client.Agent(this.options);
     return client.request(url, { ...options, dispatcher: this.agent });
   }
