@@ -7,8 +7,8 @@ import findMyWay from 'find-my-way';
 import { registerCookies } from './cookies.js';
 import { corsHandler } from './cors.js';
 import { registerDocs } from './docs.js';
-import { lazyRequestLogger } from './request-logger.js';
 import { HttpError } from './errors.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
