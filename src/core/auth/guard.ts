@@ -106,24 +106,27 @@ export function createAuthGuard(tokens: TokenService, lookups: AuthLookups, opti
     return admitSession(request, reply, checked, user);
   }
 
+  function admit(request: FastifyRequest, user: UserRecord, roles: string[] | null): void {
+    if (roles && !roles.includes(user.role)) throw new HttpError(401, ERROR.ACCESS_PROHIBITED);
+    request.user = user;
+  }
+
   const roleHook = (roles: string[] | null) => (request: FastifyRequest, reply: FastifyReply, done: (error?: FastifyError) => void) => {
-    const admit = (user: UserRecord) => {
-      if (roles && !roles.includes(user.role)) throw new HttpError(401, ERROR.ACCESS_PROHIBITED);
-      request.user = user;
-    };
     try {
       const user = resolveNow(request, reply);
       if (user) {
-        admit(user);
+        admit(request, user, roles);
         return done();
       }
     } catch (error) {
       return done(error as FastifyError);
     }
-    resolve(request, reply).then(admit).then(
-      () => done(),
-      (error: FastifyError) => done(error),
-    );
+    resolve(request, reply)
+      .then((user) => admit(request, user, roles))
+      .then(
+        () => done(),
+        (error: FastifyError) => done(error),
+      );
   };
 
   return {

@@ -17,6 +17,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * Returns a function that sets the headers and says whether it answered the request.
  */
 const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
+const ALLOW_METHODS = ALL_METHODS.join(', ');
 const PREFLIGHT_VARY = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers, Access-Control-Request-Private-Network';
 
 export function corsHandler(allowOrigins: string[]) {
@@ -28,7 +29,7 @@ export function corsHandler(allowOrigins: string[]) {
     const failures: string[] = [];
     const headers: Record<string, string> = {
       vary: PREFLIGHT_VARY,
-      'access-control-allow-methods': ALL_METHODS.join(', '),
+      'access-control-allow-methods': ALLOW_METHODS,
       'access-control-max-age': '600',
       'access-control-allow-credentials': 'true',
       'content-type': 'text/plain; charset=utf-8',
