@@ -136,7 +136,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const users = new UsersService(core);
   const groups = new GroupsService(core, users);
   const access = new AccessService(core, groups);
-  const auths = new AuthsService(core, users, access);
+  const auths = new AuthsService(core, users, access, { redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const models = new ModelsService(core, upstream, access, users);
@@ -229,6 +229,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await events.stop();
       await tools.close();
       await python.close();
+      await auths.close();
       await changes.stop();
       await database.close();
     },

@@ -102,7 +102,7 @@ function matchesAtStart(pattern: RegExp, text: string): boolean {
  */
 export class AuthsService {
   private readonly options: AuthOptions;
-  /** 15 sign-in attempts per e-mail address in 3 minutes, as the reference. */
+  /** 15 sign-in attempts per e-mail address in 3 minutes, as the reference; shared by the instances through Redis. */
   private readonly signinLimiter: RateLimiter;
   /** Verified against when there is no credential, so timing does not reveal which accounts exist. */
   private placeholderHash: Promise<string> | null = null;
@@ -117,9 +117,21 @@ export class AuthsService {
     readonly core: Core,
     readonly users: UsersService,
     readonly access: AccessService,
+    redis: { redisUrl: string | null; keyPrefix: string },
   ) {
     this.options = readAuthOptions(core.env.raw);
-    this.signinLimiter = new RateLimiter(15, 180, () => core.clock.now());
+    this.signinLimiter = new RateLimiter({
+      limit: 15,
+      windowSeconds: 180,
+      now: () => core.clock.now(),
+      redis: redis.redisUrl ? { url: redis.redisUrl, keyPrefix: redis.keyPrefix } : null,
+      log: core.log,
+    });
+  }
+
+  /** Closes the limiter's Redis connection. */
+  close(): Promise<void> {
+    return this.signinLimiter.close();
   }
 
   private store(db: Db = this.core.db): AuthStore {
@@ -374,7 +386,7 @@ export class AuthsService {
       user = await this.signinWithoutAuth();
     } else {
       const email = form.email.toLowerCase();
-      if (this.signinLimiter.isLimited(email)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
+      if (await this.signinLimiter.isLimited(email)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
       user = await this.authenticate(email, form.password);
     }
     if (!user) throw badRequest(ERROR.INVALID_CRED);
