@@ -19,9 +19,15 @@ export interface SettingDefinition<T = unknown> {
   parse?: (raw: string) => T;
   /** Computes the first value from several environment variables (e.g. the USER_PERMISSIONS_* family); wins over `env`. */
   seed?: (env: Record<string, string | undefined>) => T;
-  /** Checks an imported or saved value; returns an error message or null. */
-  check?: (value: unknown) => string | null;
+  /**
+   * The rules a value must pass wherever it is written, so that an import is held to
+   * what the route writing the key checks: returns an error message or null.
+   */
+  check?: SettingCheck;
 }
+
+/** A setting's check; it may read the process environment (e.g. the webhook URL policy) and wait (e.g. on DNS). */
+export type SettingCheck = (value: unknown, env: Record<string, string | undefined>) => string | null | Promise<string | null>;
 
 const definitions = new Map<string, SettingDefinition>();
 
@@ -129,14 +135,15 @@ export class SettingsStore {
     return Object.fromEntries([...this.values].filter(([key]) => key.startsWith(`${namespace}.`)));
   }
 
-  /** Problems with values for known keys; unknown keys are accepted as the reference does. */
-  validate(updates: Record<string, unknown>): string[] {
-    const problems: string[] = [];
-    for (const [key, value] of Object.entries(updates)) {
-      const problem = definitions.get(key)?.check?.(value);
-      if (problem) problems.push(`${key}: ${problem}`);
-    }
-    return problems;
+  /** Problems with values for known keys, as `key: problem`; unknown keys are accepted as the reference does. */
+  async validate(updates: Record<string, unknown>): Promise<string[]> {
+    const problems = await Promise.all(
+      Object.entries(updates).map(async ([key, value]) => {
+        const problem = await definitions.get(key)?.check?.(value, this.env);
+        return problem ? `${key}: ${problem}` : null;
+      }),
+    );
+    return problems.filter((problem): problem is string => problem !== null);
   }
 
   /**

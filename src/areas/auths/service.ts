@@ -32,6 +32,7 @@ import {
   apiKeyAllowedEndpointsSetting,
   apiKeyRestrictionsSetting,
   type AuthOptions,
+  channelResponseModeSetting,
   defaultGroupIdSetting,
   defaultUserRoleSetting,
   enableApiKeysSetting,
@@ -81,8 +82,6 @@ interface NewAccount {
 
 /** Python's `re.match(r'[^@]+@[^@]+\.[^@]+', email)`: anchored at the start only. */
 const EMAIL_FORMAT = /^[^@]+@[^@]+\.[^@]+/;
-/** `JWT_EXPIRES_IN` values the admin form may store (anything else is ignored, as the reference). */
-const DURATION_FORMAT = /^(-1|0|(-?\d+(\.\d+)?)(ms|s|m|h|d|w))$/;
 /** Serialises account creation on PostgreSQL so two first sign-ups cannot both become admin. */
 const ACCOUNT_CREATION_LOCK = 7_361_626_574_001;
 const NO_AUTH_ADMIN = { email: 'admin@localhost', password: 'admin', name: 'User' };
@@ -673,10 +672,10 @@ export class AuthsService {
     updates[ADMIN_CONFIG_KEYS.FOLDER_MAX_FILE_COUNT] = optionalCount('FOLDER_MAX_FILE_COUNT');
     updates[ADMIN_CONFIG_KEYS.AUTOMATION_MAX_COUNT] = optionalCount('AUTOMATION_MAX_COUNT');
     updates[ADMIN_CONFIG_KEYS.AUTOMATION_MIN_INTERVAL] = optionalCount('AUTOMATION_MIN_INTERVAL');
-    // Values the server could not use are left unchanged, as the reference does.
-    if (!['pending', 'user', 'admin'].includes(form.DEFAULT_USER_ROLE)) delete updates[ADMIN_CONFIG_KEYS.DEFAULT_USER_ROLE];
-    if (!['thread', 'channel'].includes(form.CHANNEL_MODEL_RESPONSE_MODE ?? '')) delete updates[ADMIN_CONFIG_KEYS.CHANNEL_MODEL_RESPONSE_MODE];
-    if (!DURATION_FORMAT.test(form.JWT_EXPIRES_IN)) delete updates[ADMIN_CONFIG_KEYS.JWT_EXPIRES_IN];
+    // Values the settings' checks refuse are left unchanged, as the reference does (an import refuses them).
+    for (const setting of [defaultUserRoleSetting, channelResponseModeSetting, jwtExpirySetting]) {
+      if (await setting.check?.(updates[setting.key], this.core.env.raw)) delete updates[setting.key];
+    }
     await this.core.settings.set(updates, this.core.clock.now());
     return this.adminConfig();
   }

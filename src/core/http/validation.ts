@@ -143,3 +143,20 @@ export function validationDetails(errors: ErrorObject[], httpPart: string): Vali
   }
   return details;
 }
+
+/**
+ * A check of a value against a route's body schema, with the routes' validator and
+ * rules (no coercion; defaults are filled into a copy only): the first problem as
+ * `field.path: message`, or null. Settings use it so that an import is held to the
+ * form that writes the key.
+ */
+export function schemaProblem(schema: object): (value: unknown) => string | null {
+  let compiled: ValidateFunction | undefined;
+  return (value) => {
+    compiled ??= bodyAjv.compile(schema);
+    if (compiled(structuredClone(value))) return null;
+    const [first] = validationDetails(compiled.errors ?? [], 'value');
+    const path = first.loc.slice(1).join('.');
+    return path ? `${path}: ${first.msg}` : first.msg;
+  };
+}
