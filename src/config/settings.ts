@@ -56,6 +56,13 @@ export const checks = {
   nullableInt: (v: unknown) => (v === null || Number.isInteger(v) ? null : 'must be an integer or null'),
   object: (v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? null : 'must be an object'),
   list: (v: unknown) => (Array.isArray(v) ? null : 'must be a list'),
+  /** An integer in the range a form clamps to; null too when `nullable`. */
+  intWithin:
+    (min: number, max = Number.MAX_SAFE_INTEGER, nullable = false) =>
+    (v: unknown) =>
+      (nullable && v === null) || (Number.isInteger(v) && (v as number) >= min && (v as number) <= max)
+        ? null
+        : `must be an integer ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}${nullable ? ' or null' : ''}`,
 };
 
 export class SettingsStore {

@@ -67,6 +67,7 @@ describe('config import validated like the routes', () => {
       [{ 'oauth.allowed_domains': 'example.com' }, 'oauth.allowed_domains: must be a list of strings'],
       [{ 'auth.jwt_expiry': 'forever' }, "auth.jwt_expiry: must be a duration such as '4w', '12h' or '-1'"],
       [{ 'user.permissions': { chat: 'all' } }, 'user.permissions: '],
+      [{ 'chat.context_compaction.retention_percentage': 80 }, 'chat.context_compaction.retention_percentage: must be an integer from 10 to 50 or null'],
       [{ 'tool_server.connections': [{ url: 'http://tools' }] }, 'tool_server.connections: 0.path: Field required'],
       [{ 'terminal_server.connections': [{ url: 'http://t', enabled: 'yes' }] }, 'terminal_server.connections: 0.enabled: Input should be a valid boolean'],
     ];
