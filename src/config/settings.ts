@@ -20,8 +20,8 @@ export interface SettingDefinition<T = unknown> {
   /** Computes the first value from several environment variables (e.g. the USER_PERMISSIONS_* family); wins over `env`. */
   seed?: (env: Record<string, string | undefined>) => T;
   /**
-   * The rules a value must pass wherever it is written, so that an import is held to
-   * what the route writing the key checks: returns an error message or null.
+   * The rules of a value, as the route writing the key checks them: an import and the
+   * routes that validate through the store are held to them. An error message or null.
    */
   check?: SettingCheck;
 }

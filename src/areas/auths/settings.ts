@@ -21,7 +21,7 @@ const intOrString = (v: unknown) => (Number.isInteger(v) || typeof v === 'string
 const nullable = <T>(definition: SettingDefinition<T | null>) => defineSetting<T | null>(definition);
 
 /** `JWT_EXPIRES_IN`: -1 or 0 (no expiry), or a number with a unit. */
-export const DURATION_FORMAT = /^(-1|0|(-?\d+(\.\d+)?)(ms|s|m|h|d|w))$/;
+const DURATION_FORMAT = /^(-1|0|(-?\d+(\.\d+)?)(ms|s|m|h|d|w))$/;
 export const jwtExpirySetting = defineSetting({
   key: 'auth.jwt_expiry',
   env: 'JWT_EXPIRES_IN',

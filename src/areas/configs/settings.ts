@@ -60,7 +60,7 @@ export const CONNECTIONS_CONFIG_KEYS = {
   ENABLE_BASE_MODELS_CACHE: keyOf(flag('models.base_models_cache', 'ENABLE_BASE_MODELS_CACHE', false)),
 } as const;
 
-
+/** The tool and terminal server lists are held to the forms' connection schemas. */
 export const TOOL_SERVER_CONNECTIONS = defineSetting<Record<string, unknown>[]>({
   key: 'tool_server.connections',
   env: 'TOOL_SERVER_CONNECTIONS',
