@@ -61,6 +61,14 @@ describe('sign-in throttling shared through Redis', () => {
 
       clock.advance(240);
       expect((await second.api.post('/api/v1/auths/signin', { email: admin.email, password: admin.password })).status).toBe(200);
+
+      // Simultaneous attempts on both instances are counted exactly: 15 get through to the password check.
+      const burst = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => (i % 2 ? second.api : api).post('/api/v1/auths/signin', { email: 'burst@example.com', password: 'x' })),
+      );
+      const statuses = burst.map((res) => res.status);
+      expect(statuses.filter((status) => status === 400)).toHaveLength(15);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(15);
     });
   }, 60_000);
 
