@@ -53,7 +53,14 @@ export const apiKeyAllowedEndpointsSetting = defineSetting({
   default: '',
   check: checks.string,
 });
-export const ldapEnableSetting = defineSetting({ key: 'ldap.enable', env: 'ENABLE_LDAP', default: false, parse: parsers.bool, check: checks.bool });
+/** POST /admin/config/ldap stores `enable_ldap` as sent, null included. */
+export const ldapEnableSetting = defineSetting<boolean | null>({
+  key: 'ldap.enable',
+  env: 'ENABLE_LDAP',
+  default: false,
+  parse: parsers.bool,
+  check: (v) => (v === null ? null : checks.bool(v)),
+});
 export const oauthEndSessionEndpointSetting = defineSetting({ key: 'oauth.end_session_endpoint', env: 'OPENID_END_SESSION_ENDPOINT', default: '', check: checks.string });
 export const oauthProviderUrlSetting = defineSetting({ key: 'oauth.provider_url', env: 'OPENID_PROVIDER_URL', default: '', check: checks.string });
 

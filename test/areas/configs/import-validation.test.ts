@@ -91,7 +91,11 @@ describe('config import validated like the routes', () => {
     const webhooks = (await world.api.get('/api/events/webhooks', as(world.admin))).body;
     expect(webhooks).toMatchObject([{ id: 'imported', url: PUBLIC_HOOK, events: ['chat.*'], targets: [{ type: 'user', id: world.admin.id }] }]);
 
+    // Values the admin forms may store (a null LDAP switch, OAuth comma lists) come back too.
+    expect((await world.api.post('/api/v1/auths/admin/config/ldap', { enable_ldap: null }, as(world.admin))).status).toBe(200);
+    expect((await world.api.post('/api/v1/auths/admin/config/oauth', { OAUTH_ADMIN_ROLES: 'boss, chief', OAUTH_TIMEOUT: 30 }, as(world.admin))).status).toBe(200);
     const whole = await exported();
+    expect(whole).toMatchObject({ 'ldap.enable': null, 'oauth.admin_roles': ['boss', 'chief'], 'oauth.timeout': 30 });
     const again = await importConfig(whole);
     expect(again.status, again.text).toBe(200);
     expect(await exported()).toEqual(whole);
