@@ -47,7 +47,7 @@ export async function modelsRoutes(app: App, ctx: AreaContext): Promise<void> {
 
   app.get('/export', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(ModelModel) } } }, (request) => models.export(request.user!));
 
-  app.post('/import', { onRequest: auth.verified, schema: { tags, body: ModelsImportForm, response: { 200: Type.Boolean() } } }, (request) =>
+  app.post('/import', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ModelsImportForm, response: { 200: Type.Boolean() } } }, (request) =>
     models.import(request.user!, request.body.models),
   );
 
