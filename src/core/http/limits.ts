@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Readable, Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { int } from '../../config/env.js';
@@ -73,8 +73,25 @@ export function readRequestLimits(raw: Record<string, string | undefined>): Requ
   };
 }
 
-/** A body refused before or while it is read: the connection is closed after the answer, so the rest is never read. */
+/** A body refused before or while it is read (413, 503): nothing of it is kept; see `dropRestOfBody`. */
 export class BodyRefused extends HttpError {}
+
+/** How long the rest of a refused body is read and dropped before the connection is cut. */
+const REFUSED_BODY_LINGER_MS = 5000;
+
+/**
+ * After the answer to a refused body, what the client still sends is read and dropped (never
+ * kept) for a few seconds, then the connection is cut. Closing at once would reset a connection
+ * with unread data, and the client, still sending, would see the reset instead of the answer.
+ */
+export function dropRestOfBody(request: IncomingMessage, response: ServerResponse): void {
+  response.once('finish', () => {
+    if (request.complete) return;
+    const cut = setTimeout(() => request.socket.destroy(), REFUSED_BODY_LINGER_MS);
+    request.once('end', () => clearTimeout(cut)).once('close', () => clearTimeout(cut));
+    request.resume();
+  });
+}
 
 const tooLarge = (limit: number) => new BodyRefused(413, `Request body too large: this route accepts at most ${limit} bytes`);
 const busy = () => new BodyRefused(503, 'Too many request bodies are being received at once; try again shortly');

@@ -9,7 +9,7 @@ import { registerCookies } from './cookies.js';
 import { corsHandler } from './cors.js';
 import { registerDocs } from './docs.js';
 import { HttpError } from './errors.js';
-import { BodyReader, BodyRefused, nestsDeeperThan, readRequestLimits, type RequestLimits } from './limits.js';
+import { BodyReader, BodyRefused, dropRestOfBody, nestsDeeperThan, readRequestLimits, type RequestLimits } from './limits.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { clippedDetails, schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
 
@@ -158,8 +158,12 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   });
 
   app.setErrorHandler((error: FastifyError & { details?: ValidationDetail[] }, request, reply) => {
-    // The rest of a refused body is never read: the connection closes after the answer.
-    if (error instanceof BodyRefused) reply.header('connection', 'close');
+    if (error instanceof BodyRefused) {
+      // Fastify asks to close at once after a parser's error; with the client still sending, that
+      // resets the connection and the client never sees the answer. The rest is dropped instead.
+      reply.removeHeader('connection');
+      dropRestOfBody(request.raw, reply.raw);
+    }
     if (error instanceof HttpError) return sendDetail(reply, error.statusCode, error.detail);
     if (error.details) return sendDetail(reply, 422, error.details);
     if (error.validation) return sendDetail(reply, 422, validationDetails(error.validation as never, error.validationContext ?? 'body'));
