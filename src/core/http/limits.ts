@@ -5,7 +5,7 @@ import { int } from '../../config/env.js';
 import { ERROR, HttpError } from './errors.js';
 
 /**
- * How much a request may send and how long it may take (docs/configuration.md § Request limits).
+ * How much a request may send and how long it may take (docs/architecture.md § Request limits and timeouts).
  * The reference (uvicorn) has none of these; Parley has them so that no one, signed in or not,
  * can exhaust its memory or file descriptors with large, many or slow requests (issue 14).
  */
