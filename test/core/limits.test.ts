@@ -288,14 +288,14 @@ describe('timeouts', () => {
     connection.socket.write('POST /api/v1/auths/signin HTTP/1.1\r\nHost: parley\r\n');
     const after = await connection.closed;
     expect(after).toBeGreaterThanOrEqual(400);
-    expect(after).toBeLessThan(1500);
+    expect(after).toBeLessThan(2500);
   });
 
   it('closes a connection that never sends anything within the header timeout', async () => {
     const connection = await connect(world.server.url);
     const after = await connection.closed;
     expect(after).toBeGreaterThanOrEqual(400);
-    expect(after).toBeLessThan(1500);
+    expect(after).toBeLessThan(2500);
   });
 
   it('closes a connection whose body stops half-way within the body idle timeout', async () => {
@@ -303,7 +303,7 @@ describe('timeouts', () => {
     connection.socket.write(head('POST', '/api/v1/auths/signin', { 'content-type': 'application/json', 'content-length': 100 }) + '{"email":');
     const after = await connection.closed;
     expect(after).toBeGreaterThanOrEqual(400);
-    expect(after).toBeLessThan(1500);
+    expect(after).toBeLessThan(2500);
   });
 
   it('closes an idle kept-alive connection after the keep-alive timeout', async () => {
@@ -315,15 +315,19 @@ describe('timeouts', () => {
     // Node keeps the socket 1 s longer than the timeout it advertises (`Keep-Alive: timeout=0`).
     const idle = Date.now() - answered;
     expect(idle).toBeGreaterThanOrEqual(200);
-    expect(idle).toBeLessThan(2000);
+    expect(idle).toBeLessThan(3000);
   });
 
-  it('keeps streaming an answer (SSE) longer than the request timeout', async () => {
+  it.each([
+    ['/api/chat/completions', 'gpt-fake-endless'],
+    ['/openai/chat/completions', 'gpt-fake-endless'],
+    ['/ollama/api/chat', 'llama-fake-endless:latest'],
+  ])('keeps streaming an answer from %s longer than the request timeout', async (url, model) => {
     const controller = new AbortController();
-    const response = await fetch(`${world.server.url}/openai/chat/completions`, {
+    const response = await fetch(`${world.server.url}${url}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-fake-endless', stream: true, messages: [{ role: 'user', content: 'go on' }] }),
+      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'go on' }] }),
       signal: controller.signal,
     });
     expect(response.status).toBe(200);
@@ -331,7 +335,7 @@ describe('timeouts', () => {
     const reader = response.body!.getReader();
     let lateChunks = 0;
     try {
-      while (Date.now() - started < 2000) {
+      while (Date.now() - started < 1700) {
         const { done } = await reader.read();
         expect(done).toBe(false);
         if (Date.now() - started > 1200) lateChunks++;
