@@ -56,15 +56,19 @@ export function clippedInput(value: unknown): unknown {
   return json.length <= ECHOED_INPUT_MAX ? value : json.slice(0, ECHOED_INPUT_MAX) + TRUNCATED_MARKER;
 }
 
-/** A 422's detail list with every echoed input (and context string) clipped; anything else as it is. */
+/** A 422's detail list with every echoed input, key in `loc` and context value clipped (fields in their order). */
 export function clippedDetails(detail: unknown): unknown {
   if (!Array.isArray(detail)) return detail;
   return detail.map((entry: unknown) => {
     if (entry === null || typeof entry !== 'object') return entry;
-    const { input, ctx, ...rest } = entry as Partial<ValidationDetail>;
-    const clipped: Record<string, unknown> = { ...rest };
-    if ('input' in entry) clipped.input = clippedInput(input);
-    if (ctx) clipped.ctx = Object.fromEntries(Object.entries(ctx).map(([key, value]) => [key, clippedInput(value)]));
+    const clipped: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(entry)) {
+      if (field === 'input') clipped.input = clippedInput(value);
+      else if (field === 'loc' && Array.isArray(value)) clipped.loc = value.map(clippedInput);
+      else if (field === 'ctx' && value !== null && typeof value === 'object') {
+        clipped.ctx = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, clippedInput(item)]));
+      } else clipped[field] = value;
+    }
     return clipped;
   });
 }
