@@ -131,7 +131,9 @@ export class BodyReader {
     let reserved = Number.isNaN(declared) ? 0 : declared;
     if (!this.reserve(reserved)) return Promise.reject(busy());
     const socket = payload.socket;
-    socket.setTimeout(this.limits.bodyIdleTimeoutMs);
+    // A small body has usually arrived with its headers: no timer then.
+    const timed = !payload.complete;
+    if (timed) socket.setTimeout(this.limits.bodyIdleTimeoutMs);
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let received = 0;
@@ -139,7 +141,7 @@ export class BodyReader {
         payload.removeListener('data', onData).removeListener('end', onEnd).removeListener('error', finish).removeListener('close', onClose);
         this.inFlight -= reserved;
         reserved = 0;
-        socket.setTimeout(0);
+        if (timed) socket.setTimeout(0);
         if (error) {
           payload.pause();
           reject(error);
