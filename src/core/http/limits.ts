@@ -111,11 +111,6 @@ export class BodyReader {
     private readonly uploadLimitMb: () => number | null,
   ) {}
 
-  /** Bytes held by bodies being received now (for tests and diagnostics). */
-  get bytesInFlight(): number {
-    return this.inFlight;
-  }
-
   private reserve(bytes: number): boolean {
     if (this.inFlight + bytes > this.limits.bodyBytesInFlightMax) return false;
     this.inFlight += bytes;
@@ -170,13 +165,13 @@ export class BodyReader {
    */
   upload(request: FastifyRequest, payload: IncomingMessage): Readable {
     const limitMb = this.uploadLimitMb();
+    const limit = limitMb !== null && limitMb > 0 ? limitMb * MiB : Number.POSITIVE_INFINITY;
+    const refusal = () => new BodyRefused(413, ERROR.FILE_TOO_LARGE(`${limitMb} MB`));
+    if (declaredLength(request) > limit) throw refusal();
     const socket = payload.socket;
     socket.setTimeout(this.limits.bodyIdleTimeoutMs);
     payload.once('end', () => socket.setTimeout(0));
-    if (limitMb === null || limitMb <= 0) return payload;
-    const limit = limitMb * MiB;
-    const refusal = () => new BodyRefused(413, ERROR.FILE_TOO_LARGE(`${limitMb} MB`));
-    if (declaredLength(request) > limit) throw refusal();
+    if (limit === Number.POSITIVE_INFINITY) return payload;
     let received = 0;
     const limited = new Transform({
       transform(chunk: Buffer, _encoding, callback) {

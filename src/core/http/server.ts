@@ -42,7 +42,7 @@ export interface HttpServerOptions {
   fallback?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
 
-/** Sockets that have not yet sent a whole request: closed by the idle timeout set at connection. */
+/** Sockets whose first request has not arrived yet: closed by the idle timeout set at connection. */
 const awaitingFirstRequest = new WeakSet<Socket>();
 
 function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
@@ -153,7 +153,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   app.addContentTypeParser('text/plain', async (request: FastifyRequest, payload: IncomingMessage) => (await bodies.read(request, payload)).toString('utf8'));
   // Only routes of class `upload` take multipart bodies, as a stream (415 elsewhere, as before).
   app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, payload: IncomingMessage) => {
-    if (request.routeOptions.config?.bodyClass !== 'upload') throw new HttpError(415, 'Unsupported Media Type');
+    if (request.routeOptions.config?.bodyClass !== 'upload') throw new BodyRefused(415, 'Unsupported Media Type');
     return bodies.upload(request, payload);
   });
 
