@@ -135,6 +135,7 @@ describe('request body limits', () => {
     const tooBig = await connect(world.server.url);
     tooBig.socket.write(head('POST', '/api/v1/chats/new', { authorization: `Bearer ${world.admin.token}`, 'content-type': 'application/json', 'content-length': 40 * MiB }));
     expect((await tooBig.response()).status).toBe(413);
+    tooBig.socket.destroy();
   });
 
   it('answers 401 to a body sent without credentials to a signed-in route, without reading it', async () => {
