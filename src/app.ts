@@ -11,6 +11,7 @@ import { type Clock, systemClock } from './core/clock.js';
 import type { Core, RouteContext } from './core/context.js';
 import { migrate, openDatabase } from './core/db/database.js';
 import { EventBus } from './core/events/publish.js';
+import { readRequestLimits } from './core/http/limits.js';
 import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
 import { authsRoutes } from './areas/auths/routes.js';
@@ -52,6 +53,7 @@ import { readRealtimeOptions } from './core/realtime/options.js';
 import { Realtime } from './core/realtime/server.js';
 import { filesRoutes } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
+import { FILE_MAX_SIZE } from './areas/system/settings.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -179,6 +181,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     logger,
     corsAllowOrigin: env.corsAllowOrigin,
     version: env.version,
+    limits: readRequestLimits(env.raw),
+    uploadLimitMb: () => settings.get(FILE_MAX_SIZE),
     fallback: frontend?.fallback,
   });
   app.decorateRequest('user', null);

@@ -47,7 +47,7 @@ export async function modelsRoutes(app: App, ctx: AreaContext): Promise<void> {
 
   app.get('/export', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(ModelModel) } } }, (request) => models.export(request.user!));
 
-  app.post('/import', { onRequest: auth.verified, schema: { tags, body: ModelsImportForm, response: { 200: Type.Boolean() } } }, (request) =>
+  app.post('/import', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ModelsImportForm, response: { 200: Type.Boolean() } } }, (request) =>
     models.import(request.user!, request.body.models),
   );
 
@@ -119,7 +119,7 @@ export async function modelAppRoutes(app: App, ctx: AreaContext): Promise<void> 
   }
 
   for (const url of ['/api/message', '/api/v1/messages']) {
-    app.post(url, { onRequest: auth.verified, schema: { tags, body: OpenBody } }, async (request, reply) => {
+    app.post(url, { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: OpenBody } }, async (request, reply) => {
       const answer = await completions.messages(request.user!, request.body as Json, contextOf(request, reply));
       return sendAnswer(reply, answer, answer.kind === 'stream' ? 'text/event-stream' : undefined);
     });

@@ -29,18 +29,18 @@ export async function openaiRoutes(app: App, ctx: AreaContext): Promise<void> {
     openai.listModels(request.user!, request.params.url_idx, contextOf(request, reply)),
   );
 
-  app.post('/chat/completions', { onRequest: auth.verified, schema: { tags, body: ChatCompletionForm } }, async (request, reply) =>
+  app.post('/chat/completions', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatCompletionForm } }, async (request, reply) =>
     sendAnswer(reply, await openai.chatCompletion(request.user!, request.body, contextOf(request, reply))),
   );
 
-  app.post('/responses', { onRequest: auth.verified, schema: { tags, body: ResponsesForm } }, async (request, reply) =>
+  app.post('/responses', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ResponsesForm } }, async (request, reply) =>
     sendAnswer(reply, await openai.responses(request.user!, request.body, contextOf(request, reply))),
   );
 
   // Speech and the pass-through read the body as sent (the speech cache is keyed by its bytes).
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
-    raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    raw.addContentTypeParser('*', raw.readBody);
 
     raw.post('/audio/speech', { onRequest: auth.verified, schema: { tags } }, async (request, reply) => {
       const { file } = await openai.speech(request.user!, (request.body as Buffer | undefined) ?? Buffer.alloc(0), contextOf(request, reply));
@@ -51,6 +51,7 @@ export async function openaiRoutes(app: App, ctx: AreaContext): Promise<void> {
       method: ['GET', 'POST', 'PUT', 'DELETE'],
       url: '/*',
       onRequest: auth.verified,
+      config: { bodyClass: 'large' },
       schema: { tags, params: PassthroughParams },
       handler: async (request, reply) => {
         const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';

@@ -77,7 +77,8 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
 
   app.post(
     '/user/settings/update',
-    { onRequest: auth.verified, schema: { tags, body: UserSettings, response: { 200: UserSettings } } },
+    // The interface settings may hold a chat background image as a data URI.
+    { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: UserSettings, response: { 200: UserSettings } } },
     (request) => users.updateSettings(request.user!, request.body),
   );
 
