@@ -7,7 +7,7 @@ import findMyWay from 'find-my-way';
 import { registerCookies } from './cookies.js';
 import { corsHandler } from './cors.js';
 import { registerDocs } from './docs.js';
-import { HttpError } from './errors.js';
+import { HttpError, openAIError } from './errors.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
 
@@ -29,8 +29,21 @@ export interface HttpServerOptions {
   fallback?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
 
+/**
+ * Route `config` of the OpenAI-compatible routes: their errors also carry OpenAI's `error` object,
+ * so the official SDKs show the reason (`detail` stays, as the reference sends it).
+ */
+export const OPENAI_COMPATIBLE = { openAICompatible: true };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    openAICompatible?: boolean;
+  }
+}
+
 function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
-  return reply.code(status).type('application/json').send({ detail });
+  const body = reply.request.routeOptions.config?.openAICompatible ? { detail, error: openAIError(status, detail) } : { detail };
+  return reply.code(status).type('application/json').send(body);
 }
 
 /**

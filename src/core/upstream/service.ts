@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Core } from '../context.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, openAIError } from '../http/errors.js';
 import { ProviderCatalog, type ProviderModels } from './catalog.js';
 import { readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from './client.js';
 import { type Connection, ollamaConnections, openaiConnections, type Provider } from './connections.js';
@@ -170,7 +170,7 @@ export class UpstreamService {
     const body = await this.read(response, options.context);
     if (response.status >= 400) {
       await this.failed('openai-compatible', connection.url, response.status, body, options, connection.key);
-      return { kind: 'json', status: response.status, body: errorBody(body) };
+      return { kind: 'json', status: response.status, body: errorBody(response.status, body) };
     }
     return { kind: 'json', status: response.status, body };
   }
@@ -210,11 +210,17 @@ export class UpstreamService {
 }
 
 
-/** A provider's error answer with a `detail` message added (the provider's own fields are kept for SDKs). */
-export function errorBody(body: unknown): Record<string, unknown> {
+/**
+ * A provider's error answer with a `detail` message added, as the reference's clients read it. The
+ * provider's own fields are kept for SDKs; an `error` without a message (a string, or none: a
+ * provider that answers `{detail}` or text) becomes OpenAI's error object.
+ */
+export function errorBody(status: number, body: unknown): Record<string, unknown> {
   const { message } = upstreamErrorOf(body);
   const detail = typeof message === 'string' && message ? message : message ? JSON.stringify(message) : UPSTREAM_ERROR.SERVER_CONNECTION_ERROR;
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) return { ...(body as Record<string, unknown>), detail };
-  return { detail };
+  const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const error = fields.error as { message?: unknown } | null | undefined;
+  const readable = error !== null && typeof error === 'object' && typeof error.message === 'string';
+  return { ...fields, detail, ...(readable ? {} : { error: openAIError(status, detail) }) };
 }
 

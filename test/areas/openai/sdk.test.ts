@@ -90,3 +90,54 @@ describe('openai against /api', () => {
     await expect(client('/api').embeddings.create({ model: 'nothing', input: 'x' })).rejects.toMatchObject({ status: 404 });
   });
 });
+
+describe('errors the SDK can read', () => {
+  /** The SDK's error for `call`: its message is "<status> <error.message>", or "(no body)" without an `error` object. */
+  const failure = async (call: () => Promise<unknown>) => {
+    const error = await call().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    return error as InstanceType<typeof OpenAI.APIError>;
+  };
+
+  it('says why on every OpenAI-compatible mount', async () => {
+    const cases: [() => Promise<unknown>, number, string][] = [
+      [() => client('/openai').chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), 404, "Model 'no-such-model' was not found"],
+      [() => client('/api').chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), 400, 'Model not found'],
+      [() => client('/api/v1').chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), 400, 'Model not found'],
+      [() => client('/api').embeddings.create({ model: 'nothing', input: 'x' }), 404, ''],
+      [() => client('/api', world.alice).embeddings.create({ model: 'gpt-fake', input: 'x' }), 403, ''],
+      [() => client('/ollama/v1').chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), 404, ''],
+      [() => client('/openai').chat.completions.create({ model: 'gpt-fake-error', messages: [] }), 500, 'The provider broke'],
+    ];
+    for (const [call, status, reason] of cases) {
+      const error = await failure(call);
+      expect(error.status).toBe(status);
+      expect(error.message).not.toContain('no body');
+      expect(error.message).toContain(reason);
+      expect(error.type, error.message).toMatch(/_error$/);
+    }
+  });
+
+  it('names the missing credential and the invalid field', async () => {
+    const anonymous = new OpenAI({ apiKey: 'sk-not-a-parley-key', baseURL: `${world.server.url}/openai`, maxRetries: 0 });
+    const refused = await failure(() => anonymous.models.list());
+    expect(refused.status).toBe(401);
+    expect(refused.type).toBe('authentication_error');
+    expect(refused.message).toMatch(/^401 \S/);
+
+    const invalid = await failure(() => client('/ollama/v1').chat.completions.create({ model: 'gpt-fake' } as never));
+    expect(invalid.status).toBe(422);
+    expect(invalid.message).toContain('body.messages: Field required');
+    expect(invalid.type).toBe('invalid_request_error');
+  });
+
+  it('keeps `detail` as the reference sends it, and sends no `error` on the other routes', async () => {
+    const openai = await world.api.post('/openai/chat/completions', { model: 'no-such-model', messages: [] }, { token: world.admin.token });
+    expect(openai.body).toEqual({ detail: "Model 'no-such-model' was not found", error: { message: "Model 'no-such-model' was not found", type: 'invalid_request_error', code: null } });
+    const other = await world.api.get('/api/v1/chats/no-such-chat', { token: world.admin.token });
+    expect(Object.keys(other.body)).toEqual(['detail']);
+  });
+});
