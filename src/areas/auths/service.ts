@@ -554,13 +554,21 @@ export class AuthsService {
 
   // ---- API keys ---------------------------------------------------------------
 
-  private async mayUseApiKeys(user: UserRecord): Promise<boolean> {
-    if (!this.setting<boolean>(enableApiKeysSetting)) return false;
-    return isAdmin(user) || this.access.hasPermission(user, 'features.api_keys');
+  /**
+   * Null when the user may use API keys, else why not and who can change it, after the reference's
+   * words (`refusal`), which clients may match.
+   */
+  private async apiKeyRefusal(user: UserRecord, refusal: string): Promise<string | null> {
+    if (!this.setting<boolean>(enableApiKeysSetting)) {
+      return `${refusal} API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/auths/admin/config with ENABLE_API_KEYS: true).`;
+    }
+    if (isAdmin(user) || (await this.access.hasPermission(user, 'features.api_keys'))) return null;
+    return `${refusal} Your account lacks the features.api_keys permission: an admin grants it in the default permissions or a group's.`;
   }
 
   private async checkApiKeyManagement(user: UserRecord): Promise<void> {
-    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_CREATION_NOT_ALLOWED);
+    const refusal = await this.apiKeyRefusal(user, ERROR.API_KEY_CREATION_NOT_ALLOWED);
+    if (refusal) throw forbidden(refusal);
   }
 
   async createApiKey(user: UserRecord): Promise<{ api_key: string }> {
@@ -592,7 +600,8 @@ export class AuthsService {
 
   /** Refuses an `sk-` key where API keys are off, not permitted, or restricted to other paths (403). */
   async checkApiKeyUse(user: UserRecord, path: string): Promise<void> {
-    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_NOT_ALLOWED);
+    const refusal = await this.apiKeyRefusal(user, ERROR.API_KEY_NOT_ALLOWED);
+    if (refusal) throw forbidden(refusal);
     if (!this.setting<boolean>(apiKeyRestrictionsSetting)) return;
     const allowed = String(this.setting<string>(apiKeyAllowedEndpointsSetting) ?? '')
       .split(',')

@@ -8,12 +8,15 @@ import { publishProviderFailure, upstreamErrorOf } from './failures.js';
 import { type CallContext, connectionHeaders } from './headers.js';
 import { readUpstreamOptions, type UpstreamOptions } from './options.js';
 
-/** The reference's messages for provider trouble (constants.py; "Open WebUI" for the product name). */
+/**
+ * The reference's messages for provider trouble (constants.py; "Open WebUI" for the product name),
+ * the switches followed by where an admin turns them on.
+ */
 export const UPSTREAM_ERROR = {
   SERVER_CONNECTION_ERROR: 'Open WebUI: Server Connection Error',
   TIMEOUT: 'Open WebUI: Server Connection Error (the model provider did not answer in time)',
-  OLLAMA_API_DISABLED: 'The Ollama API is disabled. Please enable it to use this feature.',
-  OPENAI_API_DISABLED: 'OpenAI API is disabled',
+  OLLAMA_API_DISABLED: 'The Ollama API is disabled. Please enable it to use this feature. An admin switches it on in Admin Settings > Connections.',
+  OPENAI_API_DISABLED: 'OpenAI API is disabled. An admin switches it on in Admin Settings > Connections.',
   OLLAMA_NOT_FOUND: 'Open WebUI could not connect to Ollama',
   MODEL_NOT_FOUND: (name = '') => `Model '${name}' was not found`,
 } as const;
