@@ -5,7 +5,8 @@ import { useServer, withWorld } from '../../helpers/world.js';
 
 const INVALID_URL = 'The URL you provided is invalid. Please double-check and try again.';
 const PROHIBITED = 'You do not have permission to access this resource. Please contact your administrator for assistance.';
-const reference = JSON.parse(readFileSync('/work/shared/reference/event-catalog-api-response.json', 'utf8')) as {
+/** `GET /api/events` of the reference (0.10.2), recorded. */
+const reference = JSON.parse(readFileSync(new URL('./reference/event-catalog-api-response.json', import.meta.url), 'utf8')) as {
   events: { event: string; description: string; message: string }[];
 };
 
