@@ -56,7 +56,7 @@ export const checks = {
 };
 
 /** The environment variables that seed a setting. */
-export function variablesOf(definition: SettingDefinition): readonly string[] {
+function variablesOf(definition: SettingDefinition): readonly string[] {
   return definition.seedFrom ?? (definition.env ? [definition.env] : []);
 }
 

@@ -560,7 +560,7 @@ export class AuthsService {
    */
   private async apiKeyRefusal(user: UserRecord, refusal: string): Promise<string | null> {
     if (!this.setting<boolean>(enableApiKeysSetting)) {
-      return `${refusal} API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/auths/admin/config with ENABLE_API_KEYS: true).`;
+      return `${refusal} API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/configs/import with auth.enable_api_keys: true).`;
     }
     if (isAdmin(user) || (await this.access.hasPermission(user, 'features.api_keys'))) return null;
     return `${refusal} Your account lacks the features.api_keys permission: an admin grants it in the default permissions or a group's.`;

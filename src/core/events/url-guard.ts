@@ -31,12 +31,13 @@ export class UrlRefusedError extends Error {}
 
 /** Why an address is refused: local ones can be allowed by the operator, the others never. */
 function addressRefusal(address: string, host: string, policy: UrlPolicy): UrlRefusedError {
+  const target = host === address ? host : `${host} (${address})`;
   if (addressAllowed(address, { ...policy, allowLocal: true })) {
     return new UrlRefusedError(
-      `${host} is on this machine or a private network (${address}); local targets are refused unless the server runs with ${policy.variables.allowLocal}=true.`,
+      `${target} is on this machine or a private network; local targets are refused unless the server runs with ${policy.variables.allowLocal}=true.`,
     );
   }
-  return new UrlRefusedError(`${host} is a link-local, cloud metadata or reserved address (${address}), which is always refused.`);
+  return new UrlRefusedError(`${target} is a link-local, cloud metadata or reserved address, which is always refused.`);
 }
 
 /** Addresses never reached, whatever the operator allows. */

@@ -4,7 +4,7 @@ import { useServer, withWorld } from '../../helpers/world.js';
 const NOT_ALLOWED_TO_CREATE = 'API key creation is not allowed in the environment.';
 const NOT_ALLOWED_TO_USE = 'Use of API key is not enabled in the environment.';
 /** What Parley adds to the reference's words: why, and who can change it. */
-const SWITCHED_OFF = 'API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/auths/admin/config with ENABLE_API_KEYS: true).';
+const SWITCHED_OFF = 'API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/configs/import with auth.enable_api_keys: true).';
 
 describe('API keys', () => {
   const world = useServer({ admin: 'Admin', users: { member: 'user' } });

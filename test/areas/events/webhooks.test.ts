@@ -170,7 +170,7 @@ describe('event webhook administration', () => {
       // Each refusal says why and, where the operator can allow it, how.
       const refusal = async (url: string) => (await world.api.post('/api/events/webhooks', { url }, as(world.admin))).body.detail;
       expect(await refusal('http://10.1.2.3/hook')).toBe(
-        `${INVALID_URL} 10.1.2.3 is on this machine or a private network (10.1.2.3); local targets are refused unless the server runs with EVENT_WEBHOOK_ALLOW_LOCAL=true.`,
+        `${INVALID_URL} 10.1.2.3 is on this machine or a private network; local targets are refused unless the server runs with EVENT_WEBHOOK_ALLOW_LOCAL=true.`,
       );
       expect(await refusal('http://169.254.169.254/latest')).toContain('always refused');
       expect(await refusal('ftp://example.com/hook')).toContain('Use an http:// or https:// URL');
@@ -234,7 +234,7 @@ describe('event webhook administration', () => {
       for (const [body, status, detail] of [
         [{ events: ['nope'] }, 400, 'Invalid event: nope'],
         [{ targets: [{ type: 'role', id: 'x' }] }, 400, 'Invalid target'],
-        [{ url: 'http://127.0.0.1/' }, 400, `${INVALID_URL} 127.0.0.1 is on this machine or a private network (127.0.0.1); local targets are refused unless the server runs with EVENT_WEBHOOK_ALLOW_LOCAL=true.`],
+        [{ url: 'http://127.0.0.1/' }, 400, `${INVALID_URL} 127.0.0.1 is on this machine or a private network; local targets are refused unless the server runs with EVENT_WEBHOOK_ALLOW_LOCAL=true.`],
         [{ enabled: 'yes' }, 422, undefined],
       ] as const) {
         const res = await world.api.put(`/api/events/webhooks/${id}`, body, as(world.admin));

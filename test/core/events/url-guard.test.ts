@@ -111,7 +111,7 @@ describe('connecting to a webhook', () => {
     const before = receiver.received.length;
     // The delivery log's last_error says why and what allows it.
     await expect(post(guard, `http://rebind.invalid:${port}/x`)).rejects.toThrow(
-      'rebind.invalid is on this machine or a private network (127.0.0.1); local targets are refused unless the server runs with EVENT_WEBHOOK_ALLOW_LOCAL=true.',
+      'rebind.invalid (127.0.0.1) is on this machine or a private network; local targets are refused unless the server runs with EVENT_WEBHOOK_ALLOW_LOCAL=true.',
     );
     expect(receiver.received.length).toBe(before);
   });
