@@ -440,7 +440,7 @@ export class AuthsService {
 
   /** `POST /auths/ldap`. Parley has no LDAP client: with LDAP on, every bind fails as an unreachable server would. */
   async ldapSignin(password: string): Promise<never> {
-    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled');
+    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled. An admin switches it on in Admin Settings > General (LDAP).');
     if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
     if (!password.trim()) throw badRequest(ERROR.INVALID_CRED);
     throw badRequest('LDAP authentication failed.');
@@ -631,7 +631,7 @@ export class AuthsService {
 
   /** Parley configures no OAuth providers, so an enabled exchange always finds the provider unknown. */
   async exchangeOAuthToken(provider: string): Promise<never> {
-    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled');
+    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled. The server allows it when started with ENABLE_OAUTH_TOKEN_EXCHANGE=true.');
     throw notFound(oauthNotConfigured(provider.toLowerCase()));
   }
 
