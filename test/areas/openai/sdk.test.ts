@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { fakeProviders } from '../../helpers/fake-upstreams.js';
+import { listenLocally } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 
 /** The official `openai` client, used as a user would, against Parley's three OpenAI-style mounts. */
 const world = useServer({ fakes: fakeProviders(), admin: 'SDK Admin', users: { alice: ['user', 'SDK Alice'] } });
@@ -132,6 +134,33 @@ describe('errors the SDK can read', () => {
     expect(invalid.status).toBe(422);
     expect(invalid.message).toContain('body.messages: Field required');
     expect(invalid.type).toBe('invalid_request_error');
+  });
+
+  it("gives a provider's error without an OpenAI error object one, keeping the provider's fields", async () => {
+    // A provider that refuses in FastAPI's shape (another Open WebUI, a proxy in front of one).
+    const provider = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      if (request.url?.endsWith('/models')) return void response.end(JSON.stringify({ data: [{ id: 'picky-model', object: 'model' }] }));
+      response.statusCode = 400;
+      response.end(JSON.stringify({ detail: 'Context window exceeded for picky-model', request_id: 'r-1' }));
+    });
+    const url = await listenLocally(provider);
+    try {
+      await withWorld({ env: { OPENAI_API_BASE_URLS: url, OPENAI_API_KEYS: 'sk-picky', ENABLE_OLLAMA_API: 'false' } }, async (picky) => {
+        const res = await picky.api.post('/openai/chat/completions', { model: 'picky-model', messages: [{ role: 'user', content: 'x' }] }, { token: picky.admin.token });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({
+          detail: 'Context window exceeded for picky-model',
+          request_id: 'r-1',
+          error: { message: 'Context window exceeded for picky-model', type: 'invalid_request_error', code: null },
+        });
+        const sdk = new OpenAI({ apiKey: picky.admin.token, baseURL: `${picky.server.url}/openai`, maxRetries: 0 });
+        const error = await failure(() => sdk.chat.completions.create({ model: 'picky-model', messages: [{ role: 'user', content: 'x' }] }));
+        expect(error.message).toBe('400 Context window exceeded for picky-model');
+      });
+    } finally {
+      provider.close();
+    }
   });
 
   it('keeps `detail` as the reference sends it, and sends no `error` on the other routes', async () => {
