@@ -94,13 +94,15 @@ export interface BuildOptions {
   env?: Env;
   clock?: Clock;
   logLevel?: string;
+  /** Where log lines go (standard output by default). */
+  logStream?: pino.DestinationStream;
 }
 
 /** The composition root: core machinery, then services, then every area's routes. */
 export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const env = options.env ?? readEnv();
   const clock = options.clock ?? systemClock;
-  const logger = pino({ level: options.logLevel ?? env.logLevel });
+  const logger = pino({ level: options.logLevel ?? env.logLevel }, options.logStream);
   // Tool code runs in Python worker processes, started on first use (docs/plugin-host.md).
   const python = new PythonHost({
     dataDir: env.dataDir,
@@ -163,6 +165,13 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
+  for (const { key, variables } of settings.shadowed()) {
+    logger.warn(
+      { key, variables },
+      `${variables.join(', ')} ${variables.length > 1 ? 'are' : 'is'} set, but the stored value of the persistent setting ${key} is used: ` +
+        'change it in the admin settings (or POST /api/v1/configs/import), or start with ENABLE_PERSISTENT_CONFIG=false to let the environment win',
+    );
+  }
   await revokedTokens.load();
   await changes.start();
   await events.start();

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { ChangeFeed } from '../core/changes.js';
 import { afterCommit, type Db } from '../core/db/database.js';
 import { fromJson, toJson } from '../core/db/json.js';
@@ -19,6 +20,8 @@ export interface SettingDefinition<T = unknown> {
   parse?: (raw: string) => T;
   /** Computes the first value from several environment variables (e.g. the USER_PERMISSIONS_* family); wins over `env`. */
   seed?: (env: Record<string, string | undefined>) => T;
+  /** The variables `seed` reads, when not just `env` (named when a stored value shadows them). */
+  seedFrom?: readonly string[];
   /**
    * The rules of a value, as the route writing the key checks them: an import and the
    * routes that validate through the store are held to them. An error message or null.
@@ -65,9 +68,22 @@ export const checks = {
         : `must be an integer ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}${nullable ? ' or null' : ''}`,
 };
 
+/** The environment variables that seed a setting. */
+function variablesOf(definition: SettingDefinition): readonly string[] {
+  return definition.seedFrom ?? (definition.env ? [definition.env] : []);
+}
+
+/** A persistent setting whose stored value is used instead of the environment's. */
+export interface ShadowedSetting {
+  key: string;
+  /** The variables that are set (and would give another value). */
+  variables: string[];
+}
+
 export class SettingsStore {
   private values = new Map<string, unknown>();
   private defaults = new Map<string, unknown>();
+  private shadowedAtLoad: ShadowedSetting[] = [];
 
   /** Counts writes applied here, so a reload that raced one reads again. */
   private writes = 0;
@@ -112,6 +128,26 @@ export class SettingsStore {
         .execute();
     }
     await this.reload();
+    this.shadowedAtLoad = this.findShadowed(new Set(rows.map((r) => r.key)));
+  }
+
+  /**
+   * Settings whose environment variables are set but whose stored value differs, as found by
+   * `load()`: the operator changed the environment after the first start and it has no effect.
+   */
+  shadowed(): readonly ShadowedSetting[] {
+    return this.shadowedAtLoad;
+  }
+
+  private findShadowed(stored: Set<string>): ShadowedSetting[] {
+    const shadowed: ShadowedSetting[] = [];
+    for (const definition of definitions.values()) {
+      if (!stored.has(definition.key)) continue;
+      const variables = variablesOf(definition).filter((name) => this.env[name] !== undefined && this.env[name] !== '');
+      if (variables.length === 0) continue;
+      if (!isDeepStrictEqual(this.defaults.get(definition.key), this.values.get(definition.key))) shadowed.push({ key: definition.key, variables });
+    }
+    return shadowed;
   }
 
   /** Re-reads the database (another instance may have written). */

@@ -451,7 +451,7 @@ export class AuthsService {
 
   /** `POST /auths/ldap`. Parley has no LDAP client: with LDAP on, every bind fails as an unreachable server would. */
   async ldapSignin(password: string): Promise<never> {
-    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled');
+    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled. An admin switches it on in Admin Settings > General (LDAP).');
     if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
     if (!password.trim()) throw badRequest(ERROR.INVALID_CRED);
     throw badRequest('LDAP authentication failed.');
@@ -565,13 +565,21 @@ export class AuthsService {
 
   // ---- API keys ---------------------------------------------------------------
 
-  private async mayUseApiKeys(user: UserRecord): Promise<boolean> {
-    if (!this.setting<boolean>(enableApiKeysSetting)) return false;
-    return isAdmin(user) || this.access.hasPermission(user, 'features.api_keys');
+  /**
+   * Null when the user may use API keys, else why not and who can change it, after the reference's
+   * words (`refusal`), which clients may match.
+   */
+  private async apiKeyRefusal(user: UserRecord, refusal: string): Promise<string | null> {
+    if (!this.setting<boolean>(enableApiKeysSetting)) {
+      return `${refusal} API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/configs/import with auth.enable_api_keys: true).`;
+    }
+    if (isAdmin(user) || (await this.access.hasPermission(user, 'features.api_keys'))) return null;
+    return `${refusal} Your account lacks the features.api_keys permission: an admin grants it in the default permissions or a group's.`;
   }
 
   private async checkApiKeyManagement(user: UserRecord): Promise<void> {
-    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_CREATION_NOT_ALLOWED);
+    const refusal = await this.apiKeyRefusal(user, ERROR.API_KEY_CREATION_NOT_ALLOWED);
+    if (refusal) throw forbidden(refusal);
   }
 
   async createApiKey(user: UserRecord): Promise<{ api_key: string }> {
@@ -603,7 +611,8 @@ export class AuthsService {
 
   /** Refuses an `sk-` key where API keys are off, not permitted, or restricted to other paths (403). */
   async checkApiKeyUse(user: UserRecord, path: string): Promise<void> {
-    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_NOT_ALLOWED);
+    const refusal = await this.apiKeyRefusal(user, ERROR.API_KEY_NOT_ALLOWED);
+    if (refusal) throw forbidden(refusal);
     if (!this.setting<boolean>(apiKeyRestrictionsSetting)) return;
     const allowed = String(this.setting<string>(apiKeyAllowedEndpointsSetting) ?? '')
       .split(',')
@@ -633,7 +642,7 @@ export class AuthsService {
 
   /** Parley configures no OAuth providers, so an enabled exchange always finds the provider unknown. */
   async exchangeOAuthToken(provider: string): Promise<never> {
-    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled');
+    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled. The server allows it when started with ENABLE_OAUTH_TOKEN_EXCHANGE=true.');
     throw notFound(oauthNotConfigured(provider.toLowerCase()));
   }
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AreaContext } from '../../app.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { JsonObject } from '../../core/http/schema.js';
 import { clientGone, sendAnswer } from '../../core/upstream/relay.js';
 import type { Json } from '../chats/history.js';
@@ -20,7 +20,7 @@ export async function completionsRoutes(app: App, ctx: AreaContext): Promise<voi
   });
 
   for (const url of ['/api/chat/completions', '/api/v1/chat/completions']) {
-    app.post(url, { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatCompletionBody, response: { 200: TasksStarted } } }, async (request, reply) => {
+    app.post(url, { onRequest: auth.verified, config: { bodyClass: 'large', ...OPENAI_COMPATIBLE }, schema: { tags, body: ChatCompletionBody, response: { 200: TasksStarted } } }, async (request, reply) => {
       const result = await pipeline.complete(request.user!, request.body as Json, info(request, reply));
       if (result.kind === 'tasks') {
         // The tasks may speak only once the browser has its chat id: after the reply is written.

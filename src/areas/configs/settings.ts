@@ -83,6 +83,7 @@ function interpreterJupyter<T extends string | number>(field: string, suffix: st
     key: `code_interpreter.jupyter.${field}`,
     env: `CODE_INTERPRETER_JUPYTER_${suffix}`,
     default: fallback,
+    seedFrom: [`CODE_INTERPRETER_JUPYTER_${suffix}`, `CODE_EXECUTION_JUPYTER_${suffix}`],
     seed: (env) => {
       const raw = env[`CODE_INTERPRETER_JUPYTER_${suffix}`] ?? env[`CODE_EXECUTION_JUPYTER_${suffix}`];
       return raw === undefined ? fallback : parse(raw);

@@ -220,8 +220,8 @@ export class EventsService {
   async test(id: string, actor: UserRecord): Promise<Delivery> {
     const webhook = await this.store.webhook(id);
     if (!webhook) throw notFound(WEBHOOK_NOT_FOUND);
-    if (!webhook.enabled) throw badRequest('Webhook is disabled');
-    if (!webhook.url) throw badRequest(ERROR.INVALID_URL);
+    if (!webhook.enabled) throw badRequest('Webhook is disabled: switch it on (enabled: true) to test it');
+    if (!webhook.url) throw badRequest(`${ERROR.INVALID_URL} The webhook has no URL: set one to test it.`);
     const event = this.core.events.build({
       event: 'config.webhook.tested',
       actor,
@@ -268,7 +268,8 @@ export class EventsService {
     try {
       await this.guard.check(url);
     } catch (error) {
-      if (error instanceof UrlRefusedError) throw badRequest(ERROR.INVALID_URL);
+      // The reference's words first (clients may match them), then why and what allows it.
+      if (error instanceof UrlRefusedError) throw badRequest(`${ERROR.INVALID_URL} ${error.message}`);
       throw error;
     }
   }

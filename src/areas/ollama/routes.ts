@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AreaContext } from '../../app.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { StatusResponse } from '../../core/http/schema.js';
 import { HttpError } from '../../core/http/errors.js';
 import type { BodyClass } from '../../core/http/limits.js';
@@ -55,7 +55,8 @@ export async function ollamaRoutes(app: App, ctx: AreaContext): Promise<void> {
         method,
         url,
         onRequest,
-        ...(bodyClass ? { config: { bodyClass } } : {}),
+        // `/v1/*` speaks OpenAI's (and Anthropic's) dialect: errors carry their `error` object too.
+        config: { ...(bodyClass ? { bodyClass } : {}), ...(path.startsWith('/v1/') ? OPENAI_COMPATIBLE : {}) },
         schema: { tags, ...(body ? { body } : {}), ...(url.endsWith(':url_idx') ? { params: UrlIdxParams } : {}) },
         handler: (request, reply) => handler(request as Request, reply, (request as Request).params.url_idx),
       });

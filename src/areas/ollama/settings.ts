@@ -27,6 +27,7 @@ export const OLLAMA_ENABLE = defineSetting<boolean | null>({
 export const OLLAMA_BASE_URLS = defineSetting<string[]>({
   key: 'ollama.base_urls',
   default: ['http://localhost:11434'],
+  seedFrom: ['OLLAMA_BASE_URLS', 'OLLAMA_BASE_URL', 'OLLAMA_API_BASE_URL'],
   seed: seedBaseUrls,
   check: (v) => (Array.isArray(v) && v.every((url) => typeof url === 'string') ? null : 'must be a list of strings'),
 });

@@ -1,5 +1,5 @@
 import type { AreaContext } from '../../app.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import { ChatCompletionForm, OpenAIConfigForm, OpenAIConfigResponse, OpenAIVerifyForm, PassthroughParams, ResponsesForm, UrlIdxParams } from './schemas.js';
 
@@ -8,6 +8,9 @@ export async function openaiRoutes(app: App, ctx: AreaContext): Promise<void> {
   const { openai, groups } = ctx.services;
   const { auth } = ctx;
   const tags = ['openai'];
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, ...OPENAI_COMPATIBLE };
+  });
   const contextOf = (request: Parameters<typeof callContext>[0], reply: Parameters<typeof callContext>[1]) =>
     callContext(request, reply, { groupNames: () => groups.groupsOf(request.user!.id) });
 

@@ -23,6 +23,7 @@ export const OPENAI_ENABLE = defineSetting<boolean | null>({
 export const OPENAI_BASE_URLS = defineSetting<string[]>({
   key: 'openai.api_base_urls',
   default: [OPENAI_DEFAULT_BASE_URL],
+  seedFrom: ['OPENAI_API_BASE_URLS', 'OPENAI_API_BASE_URL'],
   seed: (env) => {
     const single = (env.OPENAI_API_BASE_URL || OPENAI_DEFAULT_BASE_URL).replace(/\/$/, '');
     const list = env.OPENAI_API_BASE_URLS || single;
@@ -34,6 +35,7 @@ export const OPENAI_BASE_URLS = defineSetting<string[]>({
 export const OPENAI_API_KEYS = defineSetting<string[]>({
   key: 'openai.api_keys',
   default: [''],
+  seedFrom: ['OPENAI_API_KEYS', 'OPENAI_API_KEY'],
   seed: (env) => (env.OPENAI_API_KEYS || env.OPENAI_API_KEY || '').split(';').map((key) => key.trim()),
   check: stringList,
 });

@@ -8,7 +8,7 @@ import findMyWay from 'find-my-way';
 import { registerCookies } from './cookies.js';
 import { corsHandler } from './cors.js';
 import { registerDocs } from './docs.js';
-import { HttpError } from './errors.js';
+import { HttpError, openAIError } from './errors.js';
 import { BodyReader, BodyRefused, dropRestOfBody, nestsDeeperThan, readRequestLimits, type RequestLimits } from './limits.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { clippedDetails, schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
@@ -45,8 +45,22 @@ export interface HttpServerOptions {
 /** Sockets whose first request has not arrived yet: closed by the idle timeout set at connection. */
 const awaitingFirstRequest = new WeakSet<Socket>();
 
+/**
+ * Route `config` of the OpenAI-compatible routes: their errors also carry OpenAI's `error` object,
+ * so the official SDKs show the reason (`detail` stays, as the reference sends it).
+ */
+export const OPENAI_COMPATIBLE = { openAICompatible: true };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    openAICompatible?: boolean;
+  }
+}
+
 function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
-  return reply.code(status).type('application/json').send({ detail: status === 422 ? clippedDetails(detail) : detail });
+  const shown = status === 422 ? clippedDetails(detail) : detail;
+  const body = reply.request.routeOptions.config?.openAICompatible ? { detail: shown, error: openAIError(status, shown) } : { detail: shown };
+  return reply.code(status).type('application/json').send(body);
 }
 
 /**
