@@ -230,7 +230,7 @@ export class PythonHost {
             python: this.python,
             venvDir,
             sandbox: () => this.sandbox(),
-            wrap: (sandbox, program, args, dir) => this.sandboxed(sandbox, program, args, dir, [venvDir]),
+            wrap: (sandbox, program, args, dir, readOnly) => this.sandboxed(sandbox, program, args, dir, [venvDir], readOnly),
             pipOptions: options.pipOptions ?? [],
             pipIndexOptions: options.pipIndexOptions ?? [],
             env: pipEnvironment(baseEnv, options.env ?? {}),
@@ -257,11 +257,11 @@ export class PythonHost {
   }
 
   /** `program args` in the sandbox, seeing the interpreter, the plugin host package and the requirements venv. */
-  private sandboxed(sandbox: Sandbox, program: string, args: string[], dir: string, writable: string[]) {
+  private sandboxed(sandbox: Sandbox, program: string, args: string[], dir: string, writable: string[], extraReadOnly: string[] = []) {
     this.interpreter ??= interpreterInfo(this.python);
     if (program === this.python && this.interpreter.missing) return { command: program, args };
     if (sandbox.mode !== 'bwrap') return sandbox.wrap({ program, args, dir, readOnly: [], writable });
-    const readOnly = [...this.interpreter.paths, PLUGIN_HOST_DIR, this.venvDir];
+    const readOnly = [...this.interpreter.paths, PLUGIN_HOST_DIR, this.venvDir, ...extraReadOnly];
     // A bare `python3` is found on PATH here, not through shims the sandbox does not have.
     const resolved = program === this.python ? (this.interpreter.executable ?? program) : program;
     return sandbox.wrap({ program: resolved, args, dir, readOnly, writable });

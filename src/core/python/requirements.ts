@@ -17,7 +17,7 @@ export interface InstallerOptions {
   log: HostLogger;
   /** pip runs packages' build code: it runs in the workers' sandbox, as their user, with the venv writable. */
   sandbox: () => Sandbox;
-  wrap: (sandbox: Sandbox, program: string, args: string[], dir: string) => SandboxedCommand;
+  wrap: (sandbox: Sandbox, program: string, args: string[], dir: string, readOnly: string[]) => SandboxedCommand;
 }
 
 /**
@@ -92,11 +92,24 @@ export class RequirementInstaller {
     const sandbox = this.options.sandbox();
     const dir = sandbox.makeWorkDir();
     try {
-      const { command, args: wrapped } = this.options.wrap(sandbox, program, args, dir);
+      const { command, args: wrapped } = this.options.wrap(sandbox, program, args, dir, this.operatorPaths());
       return await this.run(command, wrapped, { cwd: dir, env: { ...this.options.env, HOME: dir, TMPDIR: path.join(dir, 'tmp') } });
     } finally {
       sandbox.removeWorkDir(dir);
     }
+  }
+
+  /**
+   * Local folders and files the operator's pip settings name (--find-links, a
+   * certificate bundle, a constraints file): visible to pip in the sandbox. Paths
+   * in a tool's `requirements:` are not: the tool's author is not trusted.
+   */
+  private operatorPaths(): string[] {
+    const { pipOptions, pipIndexOptions, env } = this.options;
+    const values = [...pipOptions, ...pipIndexOptions, ...Object.entries(env).filter(([name]) => name.startsWith('PIP_')).flatMap(([, value]) => value.split(/\s+/))];
+    return values
+      .map((value) => value.replace(/^--[\w-]+=/, '').replace(/^file:\/\//, ''))
+      .filter((value) => path.isAbsolute(value) && existsSync(value));
   }
 
   private run(

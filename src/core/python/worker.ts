@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
 import { HttpError } from '../http/errors.js';
 import { PluginError, type WireError, fromWire } from './errors.js';
 import { LineSplitter, type ReadyMessage, type RequestMessage, type WorkerMessage, encodeMessage } from './protocol.js';
@@ -267,6 +268,10 @@ export class PythonWorker {
 
   private exitError(code: number | null, signal: NodeJS.Signals | null): PluginError {
     if (this.killReason) return this.killReason;
+    // A sandbox (bwrap, unshare) reports its program's death by signal N as exit code 128 + N.
+    if (!signal && code !== null && code > 128 && this.options.command !== this.options.python) {
+      signal = (Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0] as NodeJS.Signals | undefined) ?? null;
+    }
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
     const memory =
       this.options.memoryLimitMb > 0 && (signal === 'SIGABRT' || signal === 'SIGSEGV' || code === 70)
