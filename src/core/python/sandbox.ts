@@ -69,8 +69,9 @@ export class Sandbox {
     ids: { uid: number; gid: number } | null,
     private readonly secret: string[],
   ) {
-    this.uid = ids?.uid ?? null;
-    this.gid = ids?.gid ?? null;
+    // `none` is no isolation at all: not even the uid drop (the worker could not reach an interpreter under /root).
+    this.uid = mode === 'none' ? null : (ids?.uid ?? null);
+    this.gid = mode === 'none' ? null : (ids?.gid ?? null);
     this.workRoot = mkdtempSync(path.join(tmpdir(), 'parley-plugins-'));
     // Workers (another uid) must reach their own folder below it, not list it.
     chmodSync(this.workRoot, 0o711);
@@ -125,7 +126,7 @@ export class Sandbox {
     return {
       level: 'warn',
       message:
-        'plugin isolation: NONE (no bubblewrap or namespaces usable, not root): plugin workers run as the server\'s user and can read DATA_DIR (database, secret key, uploads) and other processes of that user; only the environment allow-list applies. Install bubblewrap (apt-get install bubblewrap) to isolate them',
+        'plugin isolation: NONE (PLUGIN_SANDBOX=none, or neither bubblewrap nor unshare usable): plugin workers run as the server\'s user and can read DATA_DIR (database, secret key, uploads) and other processes of that user; only the environment allow-list applies. Install bubblewrap (apt-get install bubblewrap) to isolate them',
     };
   }
 
