@@ -20,6 +20,7 @@ with zipfile.ZipFile(wheel, "w") as z:
     z.writestr(f"{info}/RECORD", "")
 `;
   execFileSync('python3', ['-c', script, wheel, name, String(value)]);
+  chmodSync(wheel, 0o644); // pip runs as the plugin user, whatever the umask
   return wheel;
 }
 
