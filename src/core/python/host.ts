@@ -104,7 +104,8 @@ export interface ToolCallContext {
   /**
    * The user the call runs for. The tool's calls into Parley (`open_webui.models.*`
    * and the rest of the compatibility package) are answered as this user, and only
-   * while this call runs; without a caller they fail.
+   * while this call runs; without a caller they fail. The call runs in a worker
+   * of this user's (and the tool owner's) alone.
    */
   caller?: UserRecord | null;
   /** `__user__` (the host adds `valves` when the tool has UserValves). */
@@ -148,6 +149,7 @@ const ANONYMOUS = 'anonymous';
 function workerKey(scope: PluginScope): WorkerKey {
   return { user: scope.user, key: `${scope.user}\u0000${scope.owner}` };
 }
+
 const silent: HostLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** The reference's import rewriting (`replace_imports`), applied before a tool is stored. */

@@ -144,7 +144,14 @@ export class WorkerPool {
   }
 
   private grow(waiter: Waiter): void {
-    const worker = this.start(waiter.key);
+    let worker: PythonWorker;
+    try {
+      worker = this.start(waiter.key);
+    } catch (error) {
+      // No private folder or sandbox for it: this request fails, the others may still be served.
+      waiter.reject(error as Error);
+      return;
+    }
     this.workers.add(worker);
     this.begin(worker, waiter.user);
     worker.onExit = (dead) => this.handleExit(dead);
