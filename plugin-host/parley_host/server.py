@@ -5,6 +5,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 from . import bridge
@@ -137,17 +138,19 @@ def _schema_or_none(instance: Any, kind: str) -> dict | None:
 
 
 def end_strays() -> None:
-    """Kills every process of this PID namespace but this worker (and bwrap's init), then reaps ours.
+    """Kills every process of this PID namespace but this worker (and bwrap's init), and waits until they are gone.
 
     In a private namespace /proc lists exactly the processes tool code started,
     setsid'd and double-forked ones included. Only our own children are waited
     for, by pid: a global reaper would steal the waits of subprocesses still running.
+    Orphans belong to the namespace's init (bwrap's, or this worker under unshare).
     """
     me = os.getpid()
-    for _ in range(20):
+    deadline = time.monotonic() + 2
+    while True:
         others = [pid for pid in _pids() if pid not in (me, 1)]
-        if not others:
-            break
+        if not others or time.monotonic() > deadline:
+            return
         for pid in others:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -155,15 +158,19 @@ def end_strays() -> None:
                 pass
         for pid in others:
             _reap(pid, me)
-    if me == 1:
-        # We are the namespace's init (unshare): orphans killed above are ours to reap.
-        while True:
-            try:
-                pid, _status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        if me == 1:
+            _reap_orphans()
+        time.sleep(0.001)  # killed orphans: their init reaps them
+
+
+def _reap_orphans() -> None:
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _pids() -> list[int]:
