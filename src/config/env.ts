@@ -81,7 +81,15 @@ function protectDataDir(dataDir: string): void {
     [path.join(dataDir, 'webui.db-wal'), 0o600],
     [path.join(dataDir, 'webui.db-shm'), 0o600],
   ];
-  for (const [target, mode] of modes) if (existsSync(target)) chmodSync(target, mode);
+  for (const [target, mode] of modes) {
+    if (!existsSync(target)) continue;
+    try {
+      chmodSync(target, mode);
+    } catch (error) {
+      // Left readable, it would be open to plugin code: refuse to start rather than run so.
+      throw new Error(`Cannot make ${target} private (mode ${mode.toString(8)}): ${(error as Error).message}. Give it to the user Parley runs as.`);
+    }
+  }
 }
 
 /** The secret is generated on first start and kept beside the data, as the reference's start script does. */
