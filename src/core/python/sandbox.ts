@@ -40,15 +40,34 @@ function works(command: string, args: string[]): boolean {
   return result.status === 0;
 }
 
-/** A numeric id, or the id of a name in /etc/passwd or /etc/group. */
-function resolveId(value: string | null | undefined, database: '/etc/passwd' | '/etc/group'): number {
-  if (!value) return DEFAULT_PLUGIN_ID;
-  if (/^\d+$/.test(value)) return Number(value);
+/** The line of `name` in /etc/passwd or /etc/group, split on colons; null when there is none. */
+function entry(database: '/etc/passwd' | '/etc/group', name: string): string[] | null {
   const line = readFileSync(database, 'utf8')
     .split('\n')
-    .find((entry) => entry.split(':')[0] === value);
-  if (!line) throw new Error(`${database === '/etc/passwd' ? 'PLUGIN_USER' : 'PLUGIN_GROUP'}: no such ${database === '/etc/passwd' ? 'user' : 'group'} "${value}"`);
-  return Number(line.split(':')[2]);
+    .find((candidate) => candidate.split(':')[0] === name);
+  return line ? line.split(':') : null;
+}
+
+/** PLUGIN_USER and PLUGIN_GROUP as numbers; the group defaults to the user's own (its number, or its account's group). */
+function resolveIds(user: string | null | undefined, group: string | null | undefined): { uid: number; gid: number } {
+  let uid = DEFAULT_PLUGIN_ID;
+  let gid = DEFAULT_PLUGIN_ID;
+  if (user && /^\d+$/.test(user)) uid = gid = Number(user);
+  else if (user) {
+    const account = entry('/etc/passwd', user);
+    if (!account) throw new Error(`PLUGIN_USER: no such user "${user}"`);
+    uid = Number(account[2]);
+    gid = Number(account[3]);
+  }
+  if (group && /^\d+$/.test(group)) gid = Number(group);
+  else if (group) {
+    const found = entry('/etc/group', group);
+    if (!found) throw new Error(`PLUGIN_GROUP: no such group "${group}"`);
+    gid = Number(found[2]);
+  }
+  // Root's ids would give plugin code the very files the drop keeps it from.
+  if (uid === 0 || gid === 0) throw new Error('PLUGIN_USER and PLUGIN_GROUP must not be root (0)');
+  return { uid, gid };
 }
 
 /** True when `inner` is `outer` or below it. */
@@ -80,7 +99,7 @@ export class Sandbox {
   /** Picks the strongest mode this machine allows (or the one asked for; fails when it does not work). */
   static detect(settings: SandboxSettings): Sandbox {
     const root = process.getuid?.() === 0;
-    const ids = root ? { uid: resolveId(settings.user, '/etc/passwd'), gid: resolveId(settings.group ?? settings.user, '/etc/group') } : null;
+    const ids = root ? resolveIds(settings.user, settings.group) : null;
     const wanted = settings.mode ?? 'auto';
     const setpriv = !root || works('setpriv', ['--reuid', String(ids!.uid), '--regid', String(ids!.gid), '--clear-groups', '--no-new-privs', 'true']);
     const candidates: SandboxMode[] = wanted === 'auto' ? ['bwrap', 'unshare', 'none'] : [wanted];
