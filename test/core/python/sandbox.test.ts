@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnv } from '../../../src/config/env.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { PythonHost } from '../../../src/core/python/host.js';
+import { Sandbox } from '../../../src/core/python/sandbox.js';
 import { TOOLS_DIR, testHost } from './helpers.js';
 
 /** Issue 14 §3-4: what a call's processes leave behind, and whether one user's calls hold up another's. */
@@ -115,6 +116,35 @@ describe('fair pool', () => {
     expect((await host.callTool(spawnTool, 'quick', {}, as('d'))).value).toBe('quick');
     await Promise.all(slow);
     expect(host.stats().workers).toBeLessThanOrEqual(3);
+  });
+});
+
+describe.skipIf(process.getuid?.() !== 0)('the plugin user (needs root: runs in CI)', () => {
+  const idsOf = (user: string | null, group: string | null = null) => {
+    const sandbox = Sandbox.detect({ mode: 'none', secret: [], user, group });
+    sandbox.dispose();
+    return { uid: sandbox.uid, gid: sandbox.gid };
+  };
+  const dropped = (user: string | null, group: string | null = null) => {
+    const sandbox = Sandbox.detect({ secret: [], user, group });
+    sandbox.dispose();
+    return { uid: sandbox.uid, gid: sandbox.gid };
+  };
+
+  it('defaults to 65534, takes names and numbers, and the group follows the user', () => {
+    expect(dropped(null)).toEqual({ uid: 65534, gid: 65534 });
+    expect(dropped('daemon')).toEqual({ uid: 1, gid: 1 });
+    expect(dropped('4242')).toEqual({ uid: 4242, gid: 4242 });
+    expect(dropped('nobody', 'daemon')).toEqual({ uid: 65534, gid: 1 });
+    // PLUGIN_SANDBOX=none is no isolation at all: not even the drop.
+    expect(idsOf('4242')).toEqual({ uid: null, gid: null });
+  });
+
+  it('refuses unknown names and root', () => {
+    expect(() => dropped('no-such-user-here')).toThrow('PLUGIN_USER: no such user "no-such-user-here"');
+    expect(() => dropped('nobody', 'no-such-group-here')).toThrow('PLUGIN_GROUP: no such group "no-such-group-here"');
+    expect(() => dropped('0')).toThrow('PLUGIN_USER and PLUGIN_GROUP must not be root (0)');
+    expect(() => dropped('nobody', 'root')).toThrow('PLUGIN_USER and PLUGIN_GROUP must not be root (0)');
   });
 });
 
