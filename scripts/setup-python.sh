@@ -12,10 +12,15 @@
 # (mirror) indexes would still try the default index first and stall when it is
 # unreachable, so the first configured extra index becomes the index then.
 #
+# Also installs bubblewrap when missing and root (scripts/ensure-bubblewrap.sh).
+#
 # Environment: PYTHON_BOOTSTRAP (the interpreter to make the venv from, default
 # python3), PLUGIN_HOST_VENV (default .venv-plugin-host).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The sandbox the workers run in (never fatal: Parley says at start what isolation it has).
+bash scripts/ensure-bubblewrap.sh || true
 
 bootstrap=${PYTHON_BOOTSTRAP:-python3}
 venv=${PLUGIN_HOST_VENV:-.venv-plugin-host}

@@ -107,7 +107,12 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const python = new PythonHost({
     dataDir: env.dataDir,
     python: env.python,
-    poolSize: env.pluginPoolSize,
+    poolSize: env.pluginPoolMax,
+    perUserConcurrency: env.pluginUserConcurrency,
+    sandbox: env.pluginSandbox,
+    pluginUser: env.pluginUser,
+    pluginGroup: env.pluginGroup,
+    venvDir: env.pluginVenvDir,
     callTimeoutMs: env.pluginCallTimeoutSeconds * 1000,
     memoryLimitMb: env.pluginMemoryLimitMb,
     enabled: env.enablePlugins,
@@ -117,6 +122,11 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     env: { WEBUI_NAME: env.webuiName },
     log: logger,
   });
+  if (env.enablePlugins) {
+    // One line naming the isolation in force, loud when something is not isolated.
+    const isolation = python.isolation();
+    logger[isolation.level]({ mode: isolation.mode, uid: isolation.uid, gid: isolation.gid }, isolation.message);
+  }
   const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
   await migrate(database.db);
 

@@ -2,6 +2,8 @@ import { buildParley } from './app.js';
 
 /** Process entry: build the app, listen, and shut down cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
+  // Whatever the server creates (database, uploads, caches) is its own; plugin workers run as another user.
+  process.umask(0o077);
   const parley = await buildParley();
   const { app, core } = parley;
 

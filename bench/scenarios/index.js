@@ -4,6 +4,7 @@ import firstChunk from './first-chunk.js';
 import modelsList from './models-list.js';
 import socketChats from './socket-chats.js';
 import streams from './streams.js';
+import toolCall from './tool-call.js';
 import toolsList from './tools-list.js';
 import version from './version.js';
 
@@ -23,4 +24,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, firstChunk, streams, socketChats];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, firstChunk, streams, socketChats, toolCall];

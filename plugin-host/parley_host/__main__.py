@@ -45,6 +45,17 @@ def _isolate_imports(site_dir: str | None) -> None:
         site.addsitedir(os.path.join(site_dir, 'lib', version, 'site-packages'))
 
 
+def _die_with_parent() -> None:
+    # SIGKILL when the process that started us goes (Node, bwrap or unshare), even killed with -9.
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
 def _pydantic_problem() -> str | None:
     try:
         import pydantic
@@ -59,7 +70,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog='parley_host')
     parser.add_argument('--memory-limit-mb', type=int, default=0)
     parser.add_argument('--site', default=None)
+    parser.add_argument('--end-strays', action='store_true')
     options = parser.parse_args()
+    _die_with_parent()
 
     read_fd, write_fd = _take_protocol_fds()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format='%(name)s: %(message)s')
@@ -86,8 +99,8 @@ def main() -> None:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     channel = Channel(read_fd, write_fd, loop)
-    Host(channel)
-    channel.on_close = lambda: os._exit(0)  # Node closed our stdin: nothing more will come
+    Host(channel, end_strays=options.end_strays)
+    channel.on_close = lambda: os._exit(0)  # Node closed our stdin: nothing more will come (run by the reader thread)
     channel.send(
         {
             'type': 'ready',

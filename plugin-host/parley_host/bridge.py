@@ -1,11 +1,12 @@
 """Calls from plugin code into Parley, as the user on whose behalf the plugin runs.
 
 The `open_webui` compatibility package is built on this. Each call is a request
-`api {call, op, args}` to Node, where `call` is the id of Node's request in
-flight (a tool call). Node answers it as that request's user and only while it
-runs: once the tool call has ended, the same id is refused. The id travels in a
-context variable, so tasks and `asyncio.to_thread` / `run_in_threadpool` threads
-started by the call carry it, and nothing else does.
+`api {token, op, args}` to Node, where `token` is the unguessable capability
+Node gave the request in flight (a tool call). Node answers it as that request's
+user and only while it runs: once the tool call has ended, the token is refused,
+and a made-up one is refused always. The token travels in a context variable,
+never a global, so tasks and `asyncio.to_thread` / `run_in_threadpool` threads
+started by the call carry it, and code left behind by an earlier call does not.
 
 The reference's model methods are `async` in 0.10.2 and were plain functions
 before, and community tools use both forms. `compat` makes one implementation
@@ -31,7 +32,8 @@ from typing import Any, Callable, Coroutine, Generator
 from .protocol import Channel, RemoteError
 from .results import to_json
 
-current_call: contextvars.ContextVar[Any] = contextvars.ContextVar('parley_current_call', default=None)
+# The token of the request being served (server.py sets it per request task).
+current_call: contextvars.ContextVar[str | None] = contextvars.ContextVar('parley_current_call', default=None)
 
 _channel: Channel | None = None
 _mode = threading.local()
@@ -68,7 +70,7 @@ def _params(op: str, args: dict) -> dict:
             '(use asyncio.to_thread or run_in_threadpool, which carry the call)'
         )
     # Models and other objects a plugin passes along (form data, metadata) travel as JSON.
-    return {'call': call, 'op': op, 'args': to_json(args)}
+    return {'token': call, 'op': op, 'args': to_json(args)}
 
 
 def _error(error: RemoteError) -> ParleyAPIError:

@@ -90,7 +90,8 @@ class Channel:
             waiters, self._waiting = list(self._waiting.values()), {}
         for waiter in waiters:
             waiter.settle(error=RemoteError('Node closed the channel'))
-        self._loop.call_soon_threadsafe(self.on_close)
+        # Here, not on the loop: tool code blocking the loop must not keep the worker alive.
+        self.on_close()
 
     def _answer_waiter(self, message: dict) -> bool:
         """Answers a blocked caller here, in the reader thread: its thread may be the loop's."""

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
+import time
 from typing import Any
 
 from . import bridge
@@ -18,8 +20,10 @@ from .valves import class_schema, validate_valves, valves_spec
 
 
 class Host:
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Channel, end_strays: bool = False) -> None:
         self.channel = channel
+        # Alone in a PID namespace: every other process there belongs to a call that has ended.
+        self.end_strays = end_strays
         self.tools = ToolCache()
         self.methods = {
             'frontmatter': self.frontmatter,
@@ -43,10 +47,10 @@ class Host:
         request_id = message.get('id')
         method = self.methods.get(message.get('method'))
         params = message.get('params') or {}
+        token = params.get('call_token')
         # Plugin code run for this request may call Parley as its user (bridge.py);
-        # each request is served in its own task, so the id stays with this one.
-        if params.get('bridge'):
-            bridge.current_call.set(request_id)
+        # each request is served in its own task, so the token stays with this one.
+        bridge.current_call.set(token if params.get('bridge') else None)
         fatal = False
         try:
             if method is None:
@@ -57,6 +61,9 @@ class Host:
             reply = {'type': 'response', 'id': request_id, 'error': describe(error)}
             if fatal:
                 reply['error']['code'] = 'memory'
+        if self.end_strays:
+            # Before the reply: when Node learns the call ended, its processes are gone.
+            end_strays()
         try:
             self.channel.send(reply)
         except (TypeError, ValueError) as error:
@@ -101,18 +108,18 @@ class Host:
             function_name,
             params.get('args') or {},
             params,
-            self._relay('event_emitter', request_id) if params.get('event_emitter') else None,
-            self._relay('event_call', request_id) if params.get('event_call') else None,
+            self._relay('event_emitter', params.get('call_token')) if params.get('event_emitter') else None,
+            self._relay('event_call', params.get('call_token')) if params.get('event_call') else None,
         )
         value = to_json(result)
         return {'value': value, **render_result(function_name, result)}
 
-    def _relay(self, method: str, request_id: Any) -> Any:
-        """An async callable that hands an event to Node for the call `request_id`."""
+    def _relay(self, method: str, token: Any) -> Any:
+        """An async callable that hands an event to Node for the call holding `token` (refused once it ended)."""
 
         async def relay(event: Any) -> Any:
             try:
-                return await self.channel.request(method, {'call': request_id, 'event': to_json(event)})
+                return await self.channel.request(method, {'token': token, 'event': to_json(event)})
             except RemoteError as error:
                 return {'error': str(error)}
 
@@ -128,3 +135,57 @@ def _schema_or_none(instance: Any, kind: str) -> dict | None:
         return class_schema(cls)
     except Exception:  # the create does not depend on it (the reference computes it on demand)
         return None
+
+
+def end_strays() -> None:
+    """Kills every process of this PID namespace but this worker (and bwrap's init), and waits until they are gone.
+
+    In a private namespace /proc lists exactly the processes tool code started,
+    setsid'd and double-forked ones included. Only our own children are waited
+    for, by pid: a global reaper would steal the waits of subprocesses still running.
+    Orphans belong to the namespace's init (bwrap's, or this worker under unshare).
+    """
+    me = os.getpid()
+    deadline = time.monotonic() + 2
+    while True:
+        others = [pid for pid in _pids() if pid not in (me, 1)]
+        if not others or time.monotonic() > deadline:
+            return
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in others:
+            _reap(pid, me)
+        if me == 1:
+            _reap_orphans()
+        time.sleep(0.001)  # killed orphans: their init reaps them
+
+
+def _reap_orphans() -> None:
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir('/proc') if name.isdigit()]
+
+
+def _reap(pid: int, me: int) -> None:
+    try:
+        with open(f'/proc/{pid}/stat', 'rb') as stat:
+            parent = int(stat.read().rsplit(b')', 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return
+    if parent != me:
+        return  # reparented to the namespace's init, which reaps it
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass

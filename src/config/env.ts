@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -34,7 +34,14 @@ export interface Env {
   offlineMode: boolean;
   pipOptions: string[];
   pipPackageIndexOptions: string[];
-  pluginPoolSize: number;
+  /** PLUGIN_POOL_MAX (alias PLUGIN_POOL_SIZE): most workers; PLUGIN_USER_CONCURRENCY: most calls in flight per user. */
+  pluginPoolMax: number;
+  pluginUserConcurrency: number;
+  /** Isolation of plugin workers (docs/plugin-host.md § Isolation). */
+  pluginSandbox: 'auto' | 'bwrap' | 'unshare' | 'none';
+  pluginUser: string | null;
+  pluginGroup: string | null;
+  pluginVenvDir: string | null;
   pluginCallTimeoutSeconds: number;
   pluginMemoryLimitMb: number;
   /** Names of variables the process was configured with; used to scrub child environments. */
@@ -54,6 +61,37 @@ export function int(value: string | undefined, fallback: number): number {
   return Number.isFinite(n) ? n : fallback;
 }
 
+function pluginSandbox(value: string | undefined): Env['pluginSandbox'] {
+  const mode = (value ?? 'auto').trim().toLowerCase();
+  if (mode === 'auto' || mode === 'bwrap' || mode === 'unshare' || mode === 'none') return mode;
+  throw new Error(`PLUGIN_SANDBOX must be auto, bwrap, unshare or none, not "${value}"`);
+}
+
+/**
+ * DATA_DIR and what holds secrets in it are the server user's alone (plugin
+ * workers run as another user): made so, and fixed on start for existing installs.
+ */
+function protectDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const modes: [string, number][] = [
+    [dataDir, 0o700],
+    [path.join(dataDir, 'uploads'), 0o700],
+    [path.join(dataDir, '.webui_secret_key'), 0o600],
+    [path.join(dataDir, 'webui.db'), 0o600],
+    [path.join(dataDir, 'webui.db-wal'), 0o600],
+    [path.join(dataDir, 'webui.db-shm'), 0o600],
+  ];
+  for (const [target, mode] of modes) {
+    if (!existsSync(target)) continue;
+    try {
+      chmodSync(target, mode);
+    } catch (error) {
+      // Left readable, it would be open to plugin code: refuse to start rather than run so.
+      throw new Error(`Cannot make ${target} private (mode ${mode.toString(8)}): ${(error as Error).message}. Give it to the user Parley runs as.`);
+    }
+  }
+}
+
 /** The secret is generated on first start and kept beside the data, as the reference's start script does. */
 function loadSecretKey(dataDir: string, fromEnv: string | undefined): string {
   if (fromEnv) return fromEnv;
@@ -68,7 +106,7 @@ const STRONG_PASSWORD = /^(?=.*[a-z])(?=.*[A-Z])(?=.*\d)(?=.*[^\w\s]).{8,}$/;
 
 export function readEnv(source: Record<string, string | undefined> = process.env): Env {
   const dataDir = path.resolve(source.DATA_DIR ?? './data');
-  mkdirSync(dataDir, { recursive: true });
+  protectDataDir(dataDir);
   const sameSite = (source.WEBUI_AUTH_COOKIE_SAME_SITE ?? source.WEBUI_SESSION_COOKIE_SAME_SITE ?? 'lax').toLowerCase();
   let pattern = STRONG_PASSWORD;
   if (source.PASSWORD_VALIDATION_REGEX_PATTERN) {
@@ -104,7 +142,13 @@ export function readEnv(source: Record<string, string | undefined> = process.env
     offlineMode: bool(source.OFFLINE_MODE, false),
     pipOptions: (source.PIP_OPTIONS ?? '').split(/\s+/).filter(Boolean),
     pipPackageIndexOptions: (source.PIP_PACKAGE_INDEX_OPTIONS ?? '').split(/\s+/).filter(Boolean),
-    pluginPoolSize: int(source.PLUGIN_POOL_SIZE, 4),
+    // PLUGIN_POOL_SIZE: the earlier name of PLUGIN_POOL_MAX.
+    pluginPoolMax: int(source.PLUGIN_POOL_MAX ?? source.PLUGIN_POOL_SIZE, 8),
+    pluginUserConcurrency: int(source.PLUGIN_USER_CONCURRENCY, 2),
+    pluginSandbox: pluginSandbox(source.PLUGIN_SANDBOX),
+    pluginUser: source.PLUGIN_USER || null,
+    pluginGroup: source.PLUGIN_GROUP || null,
+    pluginVenvDir: source.PLUGIN_VENV_DIR ? path.resolve(source.PLUGIN_VENV_DIR) : null,
     pluginCallTimeoutSeconds: int(source.PLUGIN_CALL_TIMEOUT, 60),
     pluginMemoryLimitMb: int(source.PLUGIN_MEMORY_LIMIT_MB, 1024),
     raw: { ...source },

@@ -190,7 +190,7 @@ export class FilesService {
   }
 
   private async write(name: string, content: Buffer): Promise<string> {
-    await mkdir(this.uploadDir, { recursive: true });
+    await mkdir(this.uploadDir, { recursive: true, mode: 0o700 });
     const target = this.uploadPath(name);
     await writeFile(target, content);
     return target;

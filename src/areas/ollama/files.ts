@@ -27,7 +27,7 @@ export class ModelFiles {
 
   private async uploadsDir(): Promise<string> {
     const dir = path.join(this.dataDir, 'uploads');
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
 

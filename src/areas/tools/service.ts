@@ -84,7 +84,7 @@ export class ToolsService {
     this.fetcher = new ToolSourceFetcher(options.loadUrl);
     python.setToolResolver(async (id) => {
       const tool = await this.store().byId(id);
-      return tool ? { content: tool.content, valves: this.cipher.open(tool.valves) } : null;
+      return tool ? { content: tool.content, valves: this.cipher.open(tool.valves), owner: tool.user_id } : null;
     });
     access.registerPreviewCatalog('tools', { resourceType: RESOURCE, list: (db) => new ToolStore(db).names() });
   }
@@ -137,9 +137,9 @@ export class ToolsService {
   }
 
   /** Loads the source in the plugin host; a source that does not load is the caller's 400 with the Python message. */
-  private async extract(id: string, content: string): Promise<ToolExtraction> {
+  private async extract(user: UserRecord, id: string, content: string): Promise<ToolExtraction> {
     try {
-      return await this.python.extract(id, content);
+      return await this.python.extract(id, content, user.id);
     } catch (error) {
       if (!(error instanceof PluginError)) throw error;
       throw new HttpError(['unavailable', 'closed', 'protocol'].includes(error.code) ? 500 : 400, `[ERROR: ${error.message}]`);
@@ -263,7 +263,7 @@ export class ToolsService {
     if (await this.store().exists(id)) throw badRequest(ERROR.ID_TAKEN);
     const grants = (await this.grantsFrom(user, form)) ?? [];
     const content = rewriteImports(form.content);
-    const extraction = await this.extract(id, content);
+    const extraction = await this.extract(user, id, content);
     const now = this.core.clock.now();
     const tool: ToolRecord = {
       id,
@@ -313,7 +313,7 @@ export class ToolsService {
     if (form.content !== tool.content && !(await this.mayAuthor(user))) throw unauthorized(ERROR.UNAUTHORIZED);
     const grants = await this.grantsFrom(user, form);
     const content = rewriteImports(form.content);
-    const extraction = await this.extract(id, content);
+    const extraction = await this.extract(user, id, content);
     const now = this.core.clock.now();
     const fields = {
       name: form.name,
@@ -378,7 +378,7 @@ export class ToolsService {
     const allowed = kind === 'valves' ? await this.canWrite(user, tool) : await this.canRead(user, tool);
     if (!allowed) throw unauthorized(ERROR.ACCESS_PROHIBITED);
     try {
-      return await this.python.valvesSpec({ id, content: tool.content, valves: this.cipher.open(tool.valves) }, kind, toolUser(user));
+      return await this.python.valvesSpec(this.hostTool(tool), kind, toolUser(user), user.id);
     } catch (error) {
       throw this.hostFailure(error);
     }
@@ -391,7 +391,7 @@ export class ToolsService {
   async updateValves(user: UserRecord, id: string, body: Json): Promise<Json> {
     const tool = await this.require(id, 401);
     if (!(await this.canWrite(user, tool))) throw badRequest(ERROR.ACCESS_PROHIBITED);
-    const valves = await this.validate(tool, 'valves', body);
+    const valves = await this.validate(user, tool, 'valves', body);
     const now = this.core.clock.now();
     await this.core.db.transaction().execute(async (trx) => {
       if (!(await this.store(trx).setValves(id, this.cipher.seal(valves), now))) throw unauthorized(ERROR.NOT_FOUND);
@@ -411,7 +411,7 @@ export class ToolsService {
   async updateUserValves(user: UserRecord, id: string, body: Json): Promise<Json> {
     const tool = await this.require(id, 404);
     if (!(await this.canRead(user, tool))) throw unauthorized(ERROR.ACCESS_PROHIBITED);
-    const valves = await this.validate(tool, 'user', body);
+    const valves = await this.validate(user, tool, 'user', body);
     await this.core.db.transaction().execute(async (trx) => {
       const current = await this.users.byId(user.id, trx);
       if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
@@ -434,9 +434,9 @@ export class ToolsService {
     return this.cipher.open(all[id]);
   }
 
-  private async validate(tool: ToolRecord, kind: ValvesKind, body: Json): Promise<Json> {
+  private async validate(user: UserRecord, tool: ToolRecord, kind: ValvesKind, body: Json): Promise<Json> {
     try {
-      return await this.python.validateValves({ id: tool.id, content: tool.content, valves: this.cipher.open(tool.valves) }, kind, body);
+      return await this.python.validateValves(this.hostTool(tool), kind, body, user.id);
     } catch (error) {
       if (error instanceof PluginError && error.code === 'no_valves') throw unauthorized(ERROR.NOT_FOUND);
       if (error instanceof PluginError && error.code === 'invalid_valves') {
@@ -444,6 +444,11 @@ export class ToolsService {
       }
       throw this.hostFailure(error);
     }
+  }
+
+  /** What the plugin host runs: the source, the admin valves, and the owner its workers are keyed by. */
+  private hostTool(tool: ToolRecord) {
+    return { id: tool.id, content: tool.content, valves: this.cipher.open(tool.valves), owner: tool.user_id };
   }
 
   /** A stored tool whose source no longer loads (or no Python) on a valves route: the reference's 500, with the cause. */
@@ -464,7 +469,7 @@ export class ToolsService {
     const tool = await this.store().byId(toolId);
     if (!tool) throw new PluginError('tool_not_found', `Tool not found: ${toolId}`);
     const { user, ...context } = options;
-    return this.python.callTool({ id: tool.id, content: tool.content, valves: this.cipher.open(tool.valves) }, functionName, args, {
+    return this.python.callTool(this.hostTool(tool), functionName, args, {
       ...context,
       // The tool's calls into Parley (the open_webui package) run as this user, during this call only.
       caller: user ?? null,

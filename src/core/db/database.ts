@@ -1,3 +1,4 @@
+import { chmodSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -79,6 +80,8 @@ function withBooleanBindingAndStatementCache(database: SQLite.Database): SQLite.
 
 function openSqlite(file: string): SQLite.Database {
   const database = new SQLite(file);
+  // The server's alone; SQLite gives the -wal and -shm files the database file's mode.
+  if (file !== ':memory:' && existsSync(file)) chmodSync(file, 0o600);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');

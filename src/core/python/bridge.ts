@@ -9,6 +9,8 @@ export interface BridgeCaller {
   user: UserRecord;
   /** Paths of bytes this request stored without a file record yet (Storage.upload_file): readable by it. */
   uploads: Set<string>;
+  /** Where the plugin can open stored bytes: a copy in its worker's private folder (it cannot see DATA_DIR). */
+  exportFile(file: string): Promise<string>;
 }
 
 /** One operation plugins may ask of Parley (`open_webui` compatibility package → parley_host/bridge.py). */
@@ -23,22 +25,17 @@ export type BridgeOperation = (caller: BridgeCaller, args: Json) => Promise<unkn
 export class BridgeSession {
   readonly token = randomUUID();
   private active = true;
-  private readonly caller: BridgeCaller;
+  private readonly uploads = new Set<string>();
 
   constructor(
     private readonly bridge: PluginBridge,
-    user: UserRecord,
-  ) {
-    this.caller = { user, uploads: new Set() };
-  }
+    readonly user: UserRecord,
+  ) {}
 
-  get user(): UserRecord {
-    return this.caller.user;
-  }
-
-  async call(op: string, args: unknown): Promise<unknown> {
+  async call(op: string, args: unknown, exportFile: (file: string) => Promise<string> = async (file) => file): Promise<unknown> {
     if (!this.active) throw new HttpError(403, 'This plugin call has ended; Parley no longer answers for it');
-    return this.bridge.run(this.caller, op, args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Json) : {});
+    const caller: BridgeCaller = { user: this.user, uploads: this.uploads, exportFile };
+    return this.bridge.run(caller, op, args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Json) : {});
   }
 
   revoke(): void {

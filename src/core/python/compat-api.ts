@@ -260,7 +260,9 @@ export function defineCompatApi(bridge: PluginBridge, services: CompatServices):
     return { path };
   });
 
-  bridge.define('storage.get', async (caller, args) => ({ path: await files.localPath(caller.user, text(args, 'path'), caller.uploads) }));
+  bridge.define('storage.get', async (caller, args) => ({
+    path: await caller.exportFile(await files.localPath(caller.user, text(args, 'path'), caller.uploads)),
+  }));
 
   bridge.define('storage.delete', async (caller, args) => {
     await files.deleteBytes(caller.user, text(args, 'path'), caller.uploads);

@@ -1,12 +1,15 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PARLEY_VERSION } from '../../config/env.js';
 import type { UserRecord } from '../auth/user.js';
 import type { BridgeSession, PluginBridge } from './bridge.js';
-import { pipEnvironment, resolvePython, workerEnvironment } from './environment.js';
+import { PLUGIN_HOST_DIR, pipEnvironment, resolvePython, workerEnvironment } from './environment.js';
 import { PluginError } from './errors.js';
-import { WorkerPool } from './pool.js';
+import { WorkerPool, type WorkerKey } from './pool.js';
 import { RequirementInstaller } from './requirements.js';
+import { Sandbox, type SandboxMode } from './sandbox.js';
 import { type HostLogger, PythonWorker, type WorkerRequestHandler } from './worker.js';
 
 type JsonObject = Record<string, unknown>;
@@ -15,6 +18,8 @@ type JsonObject = Record<string, unknown>;
 export interface ToolSource {
   content: string;
   valves?: JsonObject | null;
+  /** The tool's owner (`user_id`): workers are keyed by caller and owner. */
+  owner?: string | null;
 }
 
 /** A tool named by id (its source comes from the resolver) or given whole. */
@@ -24,12 +29,21 @@ export type ToolRef = string | (ToolSource & { id: string });
 export type ToolResolver = (toolId: string) => Promise<ToolSource | null>;
 
 export interface PythonHostOptions {
-  /** Where the requirements venv lives (`<dataDir>/plugin-host/venv`) and the workers' working directory. */
+  /** The server's data: never visible to workers. */
   dataDir: string;
+  /** The requirements venv (PLUGIN_VENV_DIR; default `<dataDir>.plugin-venv`, beside DATA_DIR, which is 0700). */
+  venvDir?: string | null;
   /** Interpreter (`PYTHON`); default: the repo's .venv-plugin-host if present, else `python3`. */
   python?: string | null;
-  /** Most workers at once (default 4). */
+  /** Most workers at once (PLUGIN_POOL_MAX, alias PLUGIN_POOL_SIZE; default 8). */
   poolSize?: number;
+  /** Most calls in flight per user (PLUGIN_USER_CONCURRENCY; default 2); more wait in that user's queue. */
+  perUserConcurrency?: number;
+  /** PLUGIN_SANDBOX (default auto: bwrap, else unshare when root, else none). */
+  sandbox?: 'auto' | SandboxMode;
+  /** PLUGIN_USER / PLUGIN_GROUP: whom workers run as when the server runs as root (default 65534). */
+  pluginUser?: string | null;
+  pluginGroup?: string | null;
   /** Per request: a load, an extraction or a tool call (default 60 s). */
   callTimeoutMs?: number;
   startTimeoutMs?: number;
@@ -90,7 +104,8 @@ export interface ToolCallContext {
   /**
    * The user the call runs for. The tool's calls into Parley (`open_webui.models.*`
    * and the rest of the compatibility package) are answered as this user, and only
-   * while this call runs; without a caller they fail.
+   * while this call runs; without a caller they fail. The call runs in a worker
+   * of this user's (and the tool owner's) alone.
    */
   caller?: UserRecord | null;
   /** `__user__` (the host adds `valves` when the tool has UserValves). */
@@ -121,7 +136,20 @@ export interface ToolCallResult {
 
 export type ValvesKind = 'valves' | 'user';
 
+/** Who a request is for: the acting user and the author of the code it runs (the tool's owner). */
+export interface PluginScope {
+  user: string;
+  owner: string;
+}
+
 const KIND_CLASS: Record<ValvesKind, string> = { valves: 'Valves', user: 'UserValves' };
+const ANONYMOUS = 'anonymous';
+
+/** Workers are never shared across callers, nor across the owners whose code they ran. */
+function workerKey(scope: PluginScope): WorkerKey {
+  return { user: scope.user, key: `${scope.user}\u0000${scope.owner}` };
+}
+
 const silent: HostLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** The reference's import rewriting (`replace_imports`), applied before a tool is stored. */
@@ -146,6 +174,10 @@ export class PythonHost {
   readonly python: string;
   private readonly pool: WorkerPool;
   private readonly installer: RequirementInstaller | null;
+  private readonly options: PythonHostOptions;
+  private readonly venvDir: string;
+  private sandboxInUse: Sandbox | null = null;
+  private interpreter: InterpreterInfo | null = null;
   private readonly log: HostLogger;
   private readonly callTimeoutMs: number;
   private readonly enabled: boolean;
@@ -162,25 +194,45 @@ export class PythonHost {
     this.enabled = options.enabled ?? true;
     this.resolver = options.resolveTool ?? null;
     this.bridge = options.bridge ?? null;
+    this.options = options;
     const baseEnv = options.baseEnv ?? process.env;
-    const venvDir = path.join(options.dataDir, 'plugin-host', 'venv');
+    const venvDir = (this.venvDir = path.resolve(options.venvDir ?? `${path.resolve(options.dataDir)}.plugin-venv`));
     const memoryLimitMb = options.memoryLimitMb ?? 1024;
-    const workerOptions = {
-      python: this.python,
-      args: ['-m', 'parley_host', '--memory-limit-mb', String(memoryLimitMb), '--site', venvDir],
-      cwd: options.dataDir,
-      // DATA_DIR and the version as the reference's process has them (open_webui.env, open_webui.config).
-      env: { ...workerEnvironment(baseEnv, options.env ?? {}), DATA_DIR: path.resolve(options.dataDir), PARLEY_VERSION },
-      startTimeoutMs: options.startTimeoutMs ?? 30_000,
-      memoryLimitMb,
-      log: this.log,
+    const environment = workerEnvironment(baseEnv, options.env ?? {});
+    const start = (key: string) => {
+      const sandbox = this.sandbox();
+      const workDir = sandbox.makeWorkDir();
+      const args = ['-m', 'parley_host', '--memory-limit-mb', String(memoryLimitMb), '--site', venvDir];
+      // Alone in its PID namespace, the worker ends every process of a call when the call ends.
+      if (sandbox.pidNamespace) args.push('--end-strays');
+      const { command, args: wrapped } = this.sandboxed(sandbox, this.python, args, workDir, []);
+      return new PythonWorker({
+        python: this.python,
+        command,
+        args: wrapped,
+        cwd: workDir,
+        key,
+        workDir,
+        onGone: () => sandbox.removeWorkDir(workDir),
+        // The version as the reference's process has it; DATA_DIR (open_webui.env) is the worker's own folder.
+        env: { ...environment, HOME: workDir, TMPDIR: path.join(workDir, 'tmp'), DATA_DIR: workDir, PARLEY_VERSION },
+        startTimeoutMs: options.startTimeoutMs ?? 30_000,
+        memoryLimitMb,
+        log: this.log,
+      });
     };
-    this.pool = new WorkerPool(() => new PythonWorker(workerOptions), Math.max(1, options.poolSize ?? 4), this.log);
+    this.pool = new WorkerPool(
+      start,
+      { maxWorkers: Math.max(1, options.poolSize ?? 8), perUser: Math.max(1, options.perUserConcurrency ?? 2) },
+      this.log,
+    );
     this.installer =
       (options.pipInstall ?? true)
         ? new RequirementInstaller({
             python: this.python,
             venvDir,
+            sandbox: () => this.sandbox(),
+            wrap: (sandbox, program, args, dir, readOnly) => this.sandboxed(sandbox, program, args, dir, [venvDir], readOnly),
             pipOptions: options.pipOptions ?? [],
             pipIndexOptions: options.pipIndexOptions ?? [],
             env: pipEnvironment(baseEnv, options.env ?? {}),
@@ -188,6 +240,46 @@ export class PythonHost {
             log: this.log,
           })
         : null;
+  }
+
+  /** The isolation in force (detected on first use): for the start-up log line. */
+  isolation(): { mode: SandboxMode; uid: number | null; gid: number | null; level: 'info' | 'warn'; message: string } {
+    const sandbox = this.sandbox();
+    return { mode: sandbox.mode, uid: sandbox.uid, gid: sandbox.gid, ...sandbox.describe() };
+  }
+
+  private sandbox(): Sandbox {
+    this.sandboxInUse ??= Sandbox.detect({
+      mode: this.options.sandbox ?? 'auto',
+      user: this.options.pluginUser,
+      group: this.options.pluginGroup,
+      secret: [this.options.dataDir],
+    });
+    return this.sandboxInUse;
+  }
+
+  /** `program args` in the sandbox, seeing the interpreter, the plugin host package and the requirements venv. */
+  private sandboxed(sandbox: Sandbox, program: string, args: string[], dir: string, writable: string[], extraReadOnly: string[] = []) {
+    this.interpreter ??= interpreterInfo(this.python);
+    if (program === this.python && this.interpreter.missing) return { command: program, args };
+    if (sandbox.mode !== 'bwrap') return sandbox.wrap({ program, args, dir, readOnly: [], writable });
+    const readOnly = [...this.interpreter.paths, PLUGIN_HOST_DIR, this.venvDir, ...extraReadOnly];
+    // A bare `python3` is found on PATH here, not through shims the sandbox does not have.
+    const resolved = program === this.python ? (this.interpreter.executable ?? program) : program;
+    return sandbox.wrap({ program: resolved, args, dir, readOnly, writable });
+  }
+
+  /** A copy of stored bytes in the worker's private folder, for plugin code to open (Storage.get_file). */
+  private async exportFile(worker: PythonWorker, file: string): Promise<string> {
+    if (!worker.workDir) return file;
+    const sandbox = this.sandbox();
+    const dir = path.join(worker.workDir, 'files', createHash('sha256').update(file).digest('hex').slice(0, 16));
+    await mkdir(dir, { recursive: true });
+    const copy = path.join(dir, path.basename(file));
+    await copyFile(file, copy);
+    sandbox.own(dir);
+    sandbox.own(copy);
+    return copy;
   }
 
   setToolResolver(resolver: ToolResolver): void {
@@ -203,8 +295,10 @@ export class PythonHost {
    * A source that does not parse or import fails with `python_error` and the
    * Python message; nothing is cached under its id then.
    */
-  async extract(toolId: string, content: string): Promise<ToolExtraction> {
+  async extract(toolId: string, content: string, actor?: string | null): Promise<ToolExtraction> {
     const hash = contentHash(content);
+    // The content is the acting user's: it runs in their own workers.
+    const scope = { user: actor ?? ANONYMOUS, owner: actor ?? ANONYMOUS };
     const raw = await this.onTool<{
       frontmatter: Record<string, string>;
       specs: FunctionSpec[];
@@ -212,7 +306,7 @@ export class PythonHost {
       has_user_valves: boolean;
       valves_schema: JsonObject | null;
       user_valves_schema: JsonObject | null;
-    }>(toolId, content, hash, 'extract', { content }, this.callTimeoutMs);
+    }>(scope, toolId, content, hash, 'extract', { content }, this.callTimeoutMs);
     return {
       manifest: raw.frontmatter,
       specs: raw.specs,
@@ -225,23 +319,26 @@ export class PythonHost {
   }
 
   /** The Valves (or UserValves) JSON schema with select options resolved for `user`; null without the class. */
-  async valvesSpec(tool: ToolRef, kind: ValvesKind, user?: JsonObject | null): Promise<JsonObject | null> {
-    const { id, content } = await this.source(tool);
-    return this.onTool(id, content, contentHash(content), 'valves_spec', { kind: KIND_CLASS[kind], user: user ?? null }, this.callTimeoutMs);
+  async valvesSpec(tool: ToolRef, kind: ValvesKind, user?: JsonObject | null, actor?: string | null): Promise<JsonObject | null> {
+    const { id, content, owner } = await this.source(tool);
+    const scope = { user: actor ?? ANONYMOUS, owner };
+    return this.onTool(scope, id, content, contentHash(content), 'valves_spec', { kind: KIND_CLASS[kind], user: user ?? null }, this.callTimeoutMs);
   }
 
   /**
    * What a valves update stores: the keys sent (nulls dropped), coerced by the
    * tool's class. Fails with `no_valves` or `invalid_valves`.
    */
-  async validateValves(tool: ToolRef, kind: ValvesKind, values: JsonObject): Promise<JsonObject> {
-    const { id, content } = await this.source(tool);
-    return this.onTool(id, content, contentHash(content), 'validate_valves', { kind: KIND_CLASS[kind], values }, this.callTimeoutMs);
+  async validateValves(tool: ToolRef, kind: ValvesKind, values: JsonObject, actor?: string | null): Promise<JsonObject> {
+    const { id, content, owner } = await this.source(tool);
+    const scope = { user: actor ?? ANONYMOUS, owner };
+    return this.onTool(scope, id, content, contentHash(content), 'validate_valves', { kind: KIND_CLASS[kind], values }, this.callTimeoutMs);
   }
 
   /** Calls one function of a tool with the tool's valves and the caller's user valves applied. */
   async callTool(tool: ToolRef, functionName: string, args: JsonObject, context: ToolCallContext = {}): Promise<ToolCallResult> {
-    const { id, content, valves } = await this.source(tool);
+    const { id, content, valves, owner } = await this.source(tool);
+    const scope = { user: context.caller?.id ?? ANONYMOUS, owner };
     const params = {
       function: functionName,
       args,
@@ -256,24 +353,24 @@ export class PythonHost {
       bridge: Boolean(context.caller),
     };
     const session = context.caller && this.bridge ? this.bridge.open(context.caller) : null;
-    const onRequest: WorkerRequestHandler = async (method, message) => {
+    const onRequest: WorkerRequestHandler = async (method, message, worker) => {
       if (method === 'event_emitter') {
         await context.eventEmitter?.(message.event);
         return null;
       }
       if (method === 'event_call') return context.eventCall?.(message.event) ?? null;
-      if (method === 'api') return this.api(session, message);
+      if (method === 'api') return this.api(session, message, worker);
       throw new Error(`Unknown request ${method}`);
     };
     try {
-      return await this.onTool(id, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
+      return await this.onTool(scope, id, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
     } finally {
       session?.revoke();
     }
   }
 
   /** A plugin's call into Parley, answered as the session's user (bridge.ts). */
-  private async api(session: BridgeSession | null, message: Record<string, unknown>): Promise<unknown> {
+  private async api(session: BridgeSession | null, message: Record<string, unknown>, worker: PythonWorker): Promise<unknown> {
     const op = String(message.op);
     if (!session) {
       throw new PluginError(
@@ -282,7 +379,7 @@ export class PythonHost {
       );
     }
     this.log.debug({ op, session: session.token, user: session.user.id }, 'plugin api call');
-    return session.call(op, message.args);
+    return session.call(op, message.args, (file) => this.exportFile(worker, file));
   }
 
   /**
@@ -292,7 +389,7 @@ export class PythonHost {
    */
   async probe(): Promise<{ python: string; executable: string; pydantic: string }> {
     if (!this.enabled) throw new PluginError('disabled', 'Plugins are disabled by ENABLE_PLUGINS=false');
-    const worker = await this.pool.acquire();
+    const worker = await this.pool.acquire(workerKey({ user: ANONYMOUS, owner: ANONYMOUS }));
     try {
       const { python, executable, pydantic } = await worker.ready;
       return { python, executable, pydantic };
@@ -323,17 +420,19 @@ export class PythonHost {
 
   async close(): Promise<void> {
     await this.pool.close();
+    this.sandboxInUse?.dispose();
   }
 
-  private async source(tool: ToolRef): Promise<{ id: string; content: string; valves: JsonObject | null }> {
-    if (typeof tool !== 'string') return { id: tool.id, content: tool.content, valves: tool.valves ?? null };
+  private async source(tool: ToolRef): Promise<{ id: string; content: string; valves: JsonObject | null; owner: string }> {
+    if (typeof tool !== 'string') return { id: tool.id, content: tool.content, valves: tool.valves ?? null, owner: tool.owner ?? '' };
     const found = this.resolver ? await this.resolver(tool) : null;
     if (!found) throw new PluginError('tool_not_found', `Tool not found: ${tool}`);
-    return { id: tool, content: found.content, valves: found.valves ?? null };
+    return { id: tool, content: found.content, valves: found.valves ?? null, owner: found.owner ?? '' };
   }
 
   /** Runs one request on a worker that has (or is sent) this tool's source. */
   private async onTool<T>(
+    scope: PluginScope,
     toolId: string,
     content: string,
     hash: string,
@@ -343,8 +442,9 @@ export class PythonHost {
     onRequest?: WorkerRequestHandler,
   ): Promise<T> {
     if (!this.enabled) throw new PluginError('disabled', 'Plugins are disabled by ENABLE_PLUGINS=false');
-    await this.prepare(content, hash);
-    const worker = await this.pool.acquire((candidate) => candidate.loaded.get(toolId) === hash);
+    const key = workerKey(scope);
+    await this.prepare(key, content, hash);
+    const worker = await this.pool.acquire(key, (candidate) => candidate.loaded.get(toolId) === hash);
     try {
       const send = (withContent: boolean) =>
         worker.request<T>(method, { ...params, tool_id: toolId, hash, content: withContent ? content : null }, timeoutMs, onRequest);
@@ -364,12 +464,12 @@ export class PythonHost {
   }
 
   /** Installs the source's frontmatter requirements first, once per content hash. */
-  private async prepare(content: string, hash: string): Promise<void> {
+  private async prepare(key: WorkerKey, content: string, hash: string): Promise<void> {
     if (!this.installer || this.prepared.has(hash)) return;
     let preparing = this.preparing.get(hash);
     if (!preparing) {
       preparing = (async () => {
-        const worker = await this.pool.acquire();
+        const worker = await this.pool.acquire(key);
         let requirements: string[];
         try {
           ({ requirements } = await worker.request<{ requirements: string[] }>('frontmatter', { content }, this.callTimeoutMs));
@@ -383,4 +483,25 @@ export class PythonHost {
     }
     await preparing;
   }
+}
+
+interface InterpreterInfo {
+  /** Its absolute path when `python` is a bare name; null when it does not run (the worker's start then says why). */
+  executable: string | null;
+  /** Not there at all: spawned as is, so the worker's start names the missing interpreter (nothing runs). */
+  missing: boolean;
+  /** Where it and its packages live: bound read-only into the sandbox. */
+  paths: string[];
+}
+
+function interpreterInfo(python: string): InterpreterInfo {
+  const probe = spawnSync(
+    python,
+    ['-c', 'import json, os, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))), *sys.path]))'],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+  const own = path.isAbsolute(python) ? [path.dirname(python)] : [];
+  if (probe.status !== 0) return { executable: null, missing: (probe.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT', paths: own };
+  const [executable, ...paths] = JSON.parse(probe.stdout.trim().split('\n').pop() ?? '[]') as string[];
+  return { executable: path.isAbsolute(python) ? python : executable, missing: false, paths: [...own, ...paths.filter(Boolean)] };
 }

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
 import { HttpError } from '../http/errors.js';
 import { PluginError, type WireError, fromWire } from './errors.js';
 import { LineSplitter, type ReadyMessage, type RequestMessage, type WorkerMessage, encodeMessage } from './protocol.js';
@@ -10,13 +12,21 @@ export interface HostLogger {
   error(obj: object, msg?: string): void;
 }
 
-/** Answers a request the worker makes while serving one of ours (events, later API calls). */
-export type WorkerRequestHandler = (method: string, params: Record<string, unknown>) => Promise<unknown>;
+/** Answers a request the worker makes while serving one of ours (events, API calls). */
+export type WorkerRequestHandler = (method: string, params: Record<string, unknown>, worker: PythonWorker) => Promise<unknown>;
 
 export interface WorkerOptions {
+  /** The interpreter (for messages) and the command that runs it, sandboxed (sandbox.ts). */
   python: string;
+  command: string;
   args: string[];
   cwd: string;
+  /** Whose calls this worker serves, for its whole life (pool.ts). */
+  key: string;
+  /** Its private folder (cwd, HOME, TMPDIR), removed when it exits; null: none. */
+  workDir: string | null;
+  /** Called once the worker has exited (its private folder is removed there). */
+  onGone?: () => void;
   env: Record<string, string>;
   startTimeoutMs: number;
   memoryLimitMb: number;
@@ -27,20 +37,25 @@ interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout | null;
+  /** The capability the worker's requests for this call must show (bridge.py): unguessable, dies with the call. */
+  token: string;
   onRequest?: WorkerRequestHandler;
 }
 
 const STDERR_TAIL = 20;
 
 /**
- * One `python -m parley_host` process. It can carry several requests, but the
- * pool gives it one tool request at a time, so killing it on a timeout harms
- * nobody else. Its own process group is killed, so subprocesses a tool started
- * go with it.
+ * One `python -m parley_host` process, bound to one key (user and tool owner)
+ * for its life. It can carry several requests, but the pool gives it one tool
+ * request at a time, so killing it on a timeout harms nobody else. In a sandbox
+ * it is alone in its PID namespace, which dies with it; its process group is
+ * killed as well.
  */
 export class PythonWorker {
   private static lastId = 0;
   readonly id = ++PythonWorker.lastId;
+  readonly key: string;
+  readonly workDir: string | null;
   readonly ready: Promise<ReadyMessage>;
   /** Tool id → content hash of what this worker has loaded (the pool's view of its cache). */
   readonly loaded = new Map<string, string>();
@@ -51,6 +66,8 @@ export class PythonWorker {
 
   private readonly child: ChildProcess;
   private readonly pending = new Map<number, Pending>();
+  /** Call token → request id, for the worker's requests (events, API calls). */
+  private readonly tokens = new Map<string, number>();
   private readonly stderrTail: string[] = [];
   private nextId = 1;
   /** Why we killed it, when we did: the error the request in flight gets. */
@@ -63,11 +80,13 @@ export class PythonWorker {
   private startTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: WorkerOptions) {
+    this.key = options.key;
+    this.workDir = options.workDir;
     this.ready = new Promise((resolve, reject) => {
       this.settleReady = { resolve, reject };
     });
     this.ready.catch(() => {}); // observed by whoever waits on it; never an unhandled rejection
-    this.child = spawn(options.python, options.args, {
+    this.child = spawn(options.command, options.args, {
       cwd: options.cwd,
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -122,6 +141,7 @@ export class PythonWorker {
   request<T>(method: string, params: Record<string, unknown>, timeoutMs: number, onRequest?: WorkerRequestHandler): Promise<T> {
     if (this.exited) return Promise.reject(this.exitError(null, null));
     const id = this.nextId++;
+    const token = randomBytes(32).toString('base64url');
     return new Promise<T>((resolve, reject) => {
       const timer =
         timeoutMs > 0
@@ -129,8 +149,9 @@ export class PythonWorker {
               this.kill(new PluginError('timeout', `The tool did not finish within ${formatDuration(timeoutMs)}; its worker was stopped`));
             }, timeoutMs)
           : null;
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer, onRequest });
-      this.write(encodeMessage({ type: 'request', id, method, params }));
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer, token, onRequest });
+      this.tokens.set(token, id);
+      this.write(encodeMessage({ type: 'request', id, method, params: { ...params, call_token: token } }));
     });
   }
 
@@ -199,6 +220,7 @@ export class PythonWorker {
     const pending = this.pending.get(id);
     if (!pending) return;
     this.pending.delete(id);
+    this.tokens.delete(pending.token);
     if (pending.timer) clearTimeout(pending.timer);
     if (!message.error) {
       pending.resolve(message.result);
@@ -211,11 +233,13 @@ export class PythonWorker {
   }
 
   private async answer(message: RequestMessage): Promise<void> {
-    const call = this.pending.get(Number(message.params?.call));
+    const token = message.params?.token;
+    const id = typeof token === 'string' ? this.tokens.get(token) : undefined;
+    const call = id === undefined ? undefined : this.pending.get(id);
     try {
-      // A request of plugin code that outlived its call (a task left running) is refused.
-      if (!call?.onRequest) throw new HttpError(403, `${message.method}: the call this request belongs to has ended`);
-      const result = await call.onRequest(message.method, message.params);
+      // Only the token of a call in flight opens it: a forged one, or one of plugin code that outlived its call, is refused.
+      if (!call?.onRequest) throw new HttpError(403, `${message.method}: no call in flight holds this token; Parley refuses the request`);
+      const result = await call.onRequest(message.method, message.params, this);
       this.write(encodeMessage({ type: 'response', id: message.id, result: result ?? null }));
     } catch (error) {
       if (this.exited) return;
@@ -231,17 +255,23 @@ export class PythonWorker {
     if (this.startTimer) clearTimeout(this.startTimer);
     const error = this.exitError(code, signal);
     this.settleReady.reject(error);
+    this.tokens.clear();
     for (const [id, pending] of this.pending) {
       this.pending.delete(id);
       if (pending.timer) clearTimeout(pending.timer);
       pending.reject(error);
     }
+    this.options.onGone?.();
     this.markGone();
     this.onExit(this);
   }
 
   private exitError(code: number | null, signal: NodeJS.Signals | null): PluginError {
     if (this.killReason) return this.killReason;
+    // A sandbox (bwrap, unshare) reports its program's death by signal N as exit code 128 + N.
+    if (!signal && code !== null && code > 128 && this.options.command !== this.options.python) {
+      signal = (Object.entries(constants.signals).find(([, number]) => number === code - 128)?.[0] as NodeJS.Signals | undefined) ?? null;
+    }
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
     const memory =
       this.options.memoryLimitMb > 0 && (signal === 'SIGABRT' || signal === 'SIGSEGV' || code === 70)

@@ -132,7 +132,8 @@ describe('open_webui compatibility package', () => {
   describe('open_webui.models.files, storage.provider and routers.files', () => {
     it('stores bytes, records them and reads them back for their owner only', async () => {
       const stored = (await value('files_tool', 'store', { text: 'hello file' }, world.alice)) as Record<string, unknown>;
-      expect(stored).toMatchObject({ model: true, owner: world.alice.id, read: 'hello file', in_upload_dir: true });
+      // The stored path is the server's (outside the sandbox); Storage.get_file hands the plugin a copy it can open.
+      expect(stored).toMatchObject({ model: true, owner: world.alice.id, read: 'hello file', in_upload_dir: false });
       expect(await value('files_tool', 'get', { file_id: stored.id }, world.alice)).toBe('note.txt');
       expect(await value('files_tool', 'get', { file_id: stored.id }, world.bob)).toBe('none');
       expect(await value('files_tool', 'get', { file_id: stored.id }, world.admin)).toBe('note.txt');
@@ -179,12 +180,14 @@ describe('open_webui compatibility package', () => {
 
   describe('open_webui.config, env, models.config and utils.oauth', () => {
     it('gives the data, upload and cache folders', async () => {
-      const paths = (await value('config_tool', 'paths', {}, world.alice)) as Record<string, unknown>;
+      const paths = (await value('config_tool', 'paths', {}, world.alice)) as Record<string, string>;
+      // The worker's private folder: the server's DATA_DIR is out of the plugin's reach.
+      expect(path.relative(world.server.dataDir, paths.data).startsWith('..')).toBe(true);
       expect(paths).toEqual({
-        data: world.server.dataDir,
-        upload: path.join(world.server.dataDir, 'uploads'),
+        data: paths.env_data_dir,
+        upload: path.join(paths.env_data_dir, 'uploads'),
         cache_exists: true,
-        env_data_dir: world.server.dataDir,
+        env_data_dir: expect.stringMatching(/parley-plugins-.*\/w-/),
         version: '0.11.0',
         log_level: 'INFO',
       });
@@ -237,7 +240,9 @@ describe('open_webui compatibility package', () => {
   describe('authorisation lasts as long as the call', () => {
     it('refuses a call made after the tool call ended', async () => {
       expect(await value('lifetime_tool', 'leak', {}, world.alice)).toBe('started');
-      expect(await value('lifetime_tool', 'outcome', {}, world.bob)).toBe('ParleyPermissionError: api: the call this request belongs to has ended');
+      // Bob's call runs in a worker of his own: Alice's leftover task is not there.
+      expect(await value('lifetime_tool', 'outcome', {}, world.bob)).toBe('nothing yet');
+      expect(await value('lifetime_tool', 'outcome', {}, world.alice)).toBe('ParleyPermissionError: api: no call in flight holds this token; Parley refuses the request');
     });
 
     it('refuses calls at load time and without a user', async () => {

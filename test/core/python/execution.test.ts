@@ -136,15 +136,17 @@ describe('callTool', () => {
       const { host: fresh, dataDir, dispose: disposeFresh } = testHost({ env: { PARLEY_TOOL_SETTING: 'visible' } });
       const seen = (await fresh.callTool(runtime(), 'environment', {})).value as Record<string, string>;
       await disposeFresh();
-      // As in the reference's process (open_webui.env reads them).
-      expect(seen.DATA_DIR).toBe(dataDir);
+      // As in the reference's process (open_webui.env reads it), but the worker's private folder, not the server's data.
+      expect(seen.DATA_DIR).toMatch(/parley-plugins-.*\/w-/);
+      expect(seen.DATA_DIR.startsWith(dataDir)).toBe(false);
+      expect(seen.HOME).toBe(seen.DATA_DIR);
       expect(seen.PARLEY_VERSION).toBe('0.11.0');
       expect(seen.PARLEY_TEST_SECRET).toBeUndefined();
       expect(seen.PARLEY_TOOL_SETTING).toBe('visible');
       expect(seen.PATH).toBe(process.env.PATH);
       expect(seen.PYTHONPATH).toBeUndefined();
       for (const name of Object.keys(seen)) {
-        expect(name).toMatch(/^(PATH|HOME|USER|LANG|LANGUAGE|TZ|TMPDIR|TEMP|TMP|LC_\w+|PARLEY_TOOL_SETTING|DATA_DIR|PARLEY_VERSION|PYTHON\w+|.*_PROXY|.*_proxy|SSL_CERT_\w+|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE)$/);
+        expect(name).toMatch(/^(PATH|PWD|HOME|USER|LANG|LANGUAGE|TZ|TMPDIR|TEMP|TMP|LC_\w+|PARLEY_TOOL_SETTING|DATA_DIR|PARLEY_VERSION|PYTHON\w+|.*_PROXY|.*_proxy|SSL_CERT_\w+|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE)$/);
       }
     } finally {
       delete process.env.PARLEY_TEST_SECRET;

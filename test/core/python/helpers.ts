@@ -62,6 +62,7 @@ export function testHost(options: Partial<PythonHostOptions> = {}): { host: Pyth
       await host.close();
       const survivors = pids.filter(isAlive);
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(`${dataDir}.plugin-venv`, { recursive: true, force: true });
       if (survivors.length > 0) throw new Error(`python workers still alive after close: ${survivors.join(', ')}`);
     },
   };

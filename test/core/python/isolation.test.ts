@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,8 +122,11 @@ describe('missing Python pieces', () => {
 
   it('names missing pydantic', async () => {
     // An interpreter without site-packages: pydantic cannot be imported.
-    const bare = path.join(dataDir, 'python-without-site');
-    writeFileSync(bare, `#!/bin/sh\nexec ${new PythonHost({ dataDir }).python} -S "$@"\n`);
+    // Outside DATA_DIR, which the sandbox never shows, and readable by the plugin user.
+    const interpreters = mkdtempSync(path.join(tmpdir(), 'parley-python-bare-'));
+    chmodSync(interpreters, 0o755);
+    const bare = path.join(interpreters, 'python-without-site');
+    writeFileSync(bare, `#!/bin/sh\nexec ${realpathSync(new PythonHost({ dataDir }).python)} -S "$@"\n`);
     chmodSync(bare, 0o755);
     const host = new PythonHost({ dataDir, python: bare, pipInstall: false });
     const error = (await host.extract('t', 'class Tools:\n    pass\n').catch((e) => e)) as PluginError;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ with zipfile.ZipFile(wheel, "w") as z:
     z.writestr(f"{info}/RECORD", "")
 `;
   execFileSync('python3', ['-c', script, wheel, name, String(value)]);
+  chmodSync(wheel, 0o644); // pip runs as the plugin user, whatever the umask
   return wheel;
 }
 
@@ -28,8 +29,13 @@ const toolNeeding = (requirements: string, module: string) =>
 
 describe('frontmatter requirements', { timeout: 180_000 }, () => {
   const wheels = mkdtempSync(path.join(tmpdir(), 'parley-wheels-'));
-  const alpha = buildWheel(wheels, 'parley_alpha_pkg', 1);
-  const beta = buildWheel(wheels, 'parley_beta_pkg', 2);
+  chmodSync(wheels, 0o755); // pip runs as the plugin user
+
+  buildWheel(wheels, 'parley_alpha_pkg', 1);
+  buildWheel(wheels, 'parley_beta_pkg', 2);
+  // By name, from the operator's --find-links: pip runs sandboxed and sees only the paths the operator's settings name.
+  const alpha = 'parley_alpha_pkg';
+  const beta = 'parley_beta_pkg';
   const logged: string[] = [];
   let host: PythonHost;
   let dataDir: string;
@@ -38,7 +44,7 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
   beforeAll(() => {
     ({ host, dataDir, dispose } = testHost({
       pipInstall: true,
-      pipOptions: ['--no-index'],
+      pipOptions: ['--no-index', '--find-links', wheels],
       log: {
         debug() {},
         warn() {},
@@ -54,7 +60,7 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
     rmSync(wheels, { recursive: true, force: true });
   });
 
-  it('installs into a venv under DATA_DIR, one install at a time, then the tool loads and runs', async () => {
+  it('installs into a venv beside DATA_DIR, one install at a time, then the tool loads and runs', async () => {
     const [first, second] = await Promise.all([
       host.extract('alpha', toolNeeding(alpha, 'parley_alpha_pkg')),
       host.extract('beta', toolNeeding(beta, 'parley_beta_pkg')),
@@ -72,7 +78,7 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
     expect(installs[0].slice('installing'.length)).toBe(installs[1].slice('installed'.length));
     expect(installs[2].startsWith('installing')).toBe(true);
 
-    const venv = path.join(dataDir, 'plugin-host', 'venv');
+    const venv = `${dataDir}.plugin-venv`;
     expect(existsSync(path.join(venv, 'bin', 'python'))).toBe(true);
     const site = path.join(venv, 'lib', readdirSync(path.join(venv, 'lib'))[0], 'site-packages');
     expect(readdirSync(site)).toEqual(expect.arrayContaining(['parley_alpha_pkg', 'parley_beta_pkg']));
@@ -82,7 +88,7 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
 
   it("counts the host interpreter's own packages as installed (no reinstall, no index needed)", async () => {
     await host.extract('uses_pydantic', toolNeeding('pydantic>=2', 'pydantic').replace('return pydantic.VALUE', 'return 0'));
-    const site = path.join(dataDir, 'plugin-host', 'venv', 'lib');
+    const site = path.join(`${dataDir}.plugin-venv`, 'lib');
     const packages = readdirSync(path.join(site, readdirSync(site)[0], 'site-packages'));
     expect(packages.some((entry) => entry.startsWith('pydantic'))).toBe(false);
   });
@@ -90,7 +96,7 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
   it('counts the standard tool environment as installed (docs/plugin-compat.md)', async () => {
     const content = toolNeeding('fastapi, aiohttp, httpx, requests, beautifulsoup4, pytz', 'bs4').replace('return bs4.VALUE', 'return 0');
     await host.extract('uses_standard', content);
-    const site = path.join(dataDir, 'plugin-host', 'venv', 'lib');
+    const site = path.join(`${dataDir}.plugin-venv`, 'lib');
     const packages = readdirSync(path.join(site, readdirSync(site)[0], 'site-packages'));
     expect(packages.filter((entry) => /^(fastapi|aiohttp|httpx|requests|bs4|beautifulsoup4|pytz)/i.test(entry))).toEqual([]);
   });
@@ -116,7 +122,7 @@ describe('frontmatter requirements', { timeout: 180_000 }, () => {
         code: 'python_error',
         message: expect.stringMatching(/^ModuleNotFoundError: No module named 'parley_alpha_pkg': it is not installed/),
       });
-      expect(existsSync(path.join(offDir, 'plugin-host', 'venv'))).toBe(false);
+      expect(existsSync(`${offDir}.plugin-venv`)).toBe(false);
     } finally {
       await disposeOff();
     }
