@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { UserPermissionsSchema } from '../../core/access/permissions.js';
 import { JsonObject, Nullable } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
@@ -25,9 +26,10 @@ import {
   UserVariablesForm,
   UserVariablesResponse,
 } from './schemas.js';
+import type { UserCollaborators, UsersService } from './service.js';
 
 /** `/api/v1/users`: user records, the signed-in user's own data, and default permissions. */
-export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function usersRoutes(app: App, ctx: AreaContext<UserCollaborators & { users: UsersService }>): Promise<void> {
   const { auth, services } = ctx;
   const { users, access } = services;
   users.connect(services);
@@ -162,3 +164,5 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
     (request) => users.accessPreview(request.params.user_id),
   );
 }
+
+export const usersArea = defineArea('/api/v1/users', usersRoutes);
