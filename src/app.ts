@@ -132,8 +132,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   const users = new UsersService(core);
   const groups = new GroupsService(core, users);
-  const access = new AccessService(core, groups);
-  const auths = new AuthsService(core, users, access);
+  const access = new AccessService(core, groups, users);
+  const auths = new AuthsService(core, users, access, groups);
+  users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const models = new ModelsService(core, upstream, access, users);

@@ -4,11 +4,10 @@ import type { UserRecord } from '../../core/auth/user.js';
 import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db, isUniqueViolation } from '../../core/db/database.js';
+import type { GroupDirectory } from '../../core/directory.js';
 import { ERROR, HttpError, badRequest, forbidden } from '../../core/http/errors.js';
-import type { AuthsService } from '../auths/service.js';
-import type { GroupsService } from '../groups/service.js';
 import { profileImageUrlProblem, resolveProfileImage, type ProfileImage } from './profile-image.js';
-import type { ListUsersQuery, UserStatusForm, UserUpdateForm, UserUsageQuery, UserUsageResponse } from './schemas.js';
+import type { ListUsersQuery, OAuthSessionList, UserStatusForm, UserUpdateForm, UserUsageQuery, UserUsageResponse } from './schemas.js';
 import { ENABLE_USER_STATUS, profileImagePolicy, type ProfileImagePolicy } from './settings.js';
 import { UserStore, type UserListFilter, type UserPatch } from './store.js';
 import { dailyHeatmap, usagePeriod, usageReport } from './usage.js';
@@ -31,14 +30,22 @@ export function publicUser(user: UserRecord): PublicUser {
   return rest;
 }
 
+/** What users needs of the credentials' owner (the auths service provides it). */
+export interface UserCredentials {
+  /** The user's OAuth sessions, without their tokens. */
+  oauthSessionsOf(userId: string): Promise<OAuthSessionList>;
+  setPassword(userId: string, password: string, db: Db): Promise<unknown>;
+  setEmail(userId: string, email: string, db: Db): Promise<void>;
+}
+
 /**
- * The services users consult. Users is the root of the service graph (groups,
- * access and auths are built from it), so these are connected once all exist.
+ * The services users consult, each built from users: app.ts connects them once all
+ * exist. Users sees groups and credentials only through these interfaces.
  */
 export interface UserCollaborators {
-  groups: GroupsService;
+  groups: GroupDirectory;
   access: AccessService;
-  auths: AuthsService;
+  auths: UserCredentials;
 }
 
 /**
@@ -278,10 +285,6 @@ export class UsersService {
   async activeStatus(id: string): Promise<{ active: boolean }> {
     const user = await this.byId(id);
     return { active: user ? this.isActive(user) : false };
-  }
-
-  groupsOf(userId: string) {
-    return this.peers.groups.groupsOf(userId);
   }
 
   /** A user's OAuth sessions without their tokens; none at all answers 400, as the reference. */
