@@ -6,10 +6,10 @@ import { readBody } from '../../core/upstream/client.js';
 import { type Connection, stripPrefix } from '../../core/upstream/connections.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
+import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE } from '../../core/upstream/settings.js';
 import type { Readable } from 'node:stream';
 import type { ModelsService } from '../models/service.js';
 import { ModelFiles } from './files.js';
-import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE } from './settings.js';
 
 type Json = Record<string, unknown>;
 

@@ -9,9 +9,9 @@ import { readBody } from '../../core/upstream/client.js';
 import { type Connection, stripPrefix } from '../../core/upstream/connections.js';
 import { type CallContext, isAnthropicUrl, isAzure } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
+import { OPENAI_API_CONFIGS, OPENAI_API_KEYS, OPENAI_BASE_URLS, OPENAI_ENABLE } from '../../core/upstream/settings.js';
 import type { ModelsService } from '../models/service.js';
 import { adaptForReasoningModel, azurePayload, deploymentOf, fromResponsesResult, isAzureV1, isReasoningModel, logitBiasOf, toResponsesPayload } from './payload.js';
-import { OPENAI_API_CONFIGS, OPENAI_API_KEYS, OPENAI_BASE_URLS, OPENAI_ENABLE } from './settings.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AccessService } from '../../core/access/service.js';
-import type { UserRecord } from '../../core/auth/user.js';
+import { type PublicUser, type UserRecord, publicUser } from '../../core/auth/user.js';
 import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db, isUniqueViolation } from '../../core/db/database.js';
@@ -20,14 +20,6 @@ export interface NewUser {
   profile_image_url?: string | null;
   oauth?: Record<string, unknown> | null;
   id?: string;
-}
-
-/** The user record as responses carry it: everything but `variables` (interface §2.6). */
-export type PublicUser = Omit<UserRecord, 'variables'>;
-
-export function publicUser(user: UserRecord): PublicUser {
-  const { variables: _variables, ...rest } = user;
-  return rest;
 }
 
 /** What users needs of the credentials' owner (the auths service provides it). */
@@ -225,7 +217,17 @@ export class UsersService {
 
   /** How many users are active now (`GET /api/usage`). */
   activeCount(): Promise<number> {
-    return this.store().countActiveSince(this.core.clock.now() - ACTIVE_WINDOW_SECONDS);
+    return this.countActiveSince(this.core.clock.now() - ACTIVE_WINDOW_SECONDS);
+  }
+
+  /** Users seen since `since` (epoch seconds). */
+  countActiveSince(since: number): Promise<number> {
+    return this.store().countActiveSince(since);
+  }
+
+  /** A page of full records, for callers that show each as their viewer may see it (the plugin API). */
+  list(filter: UserListFilter) {
+    return this.store().list(filter);
   }
 
   private async existing(id: string, status = 400): Promise<UserRecord> {
