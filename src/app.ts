@@ -33,6 +33,8 @@ import { OllamaService } from './areas/ollama/service.js';
 import { openaiArea } from './areas/openai/routes.js';
 import { OpenAIService } from './areas/openai/service.js';
 import { UpstreamService } from './core/upstream/service.js';
+import { OllamaProvider } from './core/providers/ollama.js';
+import { OpenAIProvider } from './core/providers/openai.js';
 import { PythonHost } from './core/python/host.js';
 import { toolsArea } from './areas/tools/routes.js';
 import { functionsArea } from './areas/functions/routes.js';
@@ -138,9 +140,11 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const models = new ModelsService(core, upstream, access, users);
-  const openai = new OpenAIService(core, upstream, models, access);
-  const ollama = new OllamaService(core, upstream, models);
-  const completions = new CompletionsService(upstream, models, openai, ollama);
+  // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
+  const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
+  const openai = new OpenAIService(core, upstream, providers.openai, models, access);
+  const ollama = new OllamaService(core, upstream, providers.ollama, models);
+  const completions = new CompletionsService(upstream, models, providers);
   const tools = new ToolsService(core, access, users, python);
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
