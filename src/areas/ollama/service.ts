@@ -238,8 +238,7 @@ export class OllamaService {
     const requested = String(body.model);
     const connection = await this.provider.route(user, requested, urlIdx, context);
     await this.models.requireUse(user, await this.models.byId(requested));
-    const payload = { ...withoutNulls(body), stream: body.stream ?? true, model: stripPrefix(requested, connection.config.prefix_id) };
-    return this.upstream.ollama(connection, '/api/generate', { json: payload, context, stream: payload.stream === true, requestedModel: requested });
+    return this.provider.send(connection, '/api/generate', { ...withoutNulls(body), stream: body.stream ?? true }, context, requested);
   }
 
   /** `POST /ollama/api/chat`: the workspace model's base model, parameters and system prompt applied; NDJSON when streamed. */
@@ -251,13 +250,7 @@ export class OllamaService {
     const prepared = await this.models.prepare(user, { ...withoutNulls(rest), stream: rest.stream ?? true }, { style: 'ollama', metadata });
     const connection = await this.provider.route(user, prepared.targetId, urlIdx, context, requested);
     await this.models.requireUse(user, prepared.info, options.bypassAccess);
-    const payload: Json = { ...prepared.payload, model: stripPrefix(prepared.targetId, connection.config.prefix_id) };
-    return this.upstream.ollama(connection, '/api/chat', {
-      json: payload,
-      context: { ...context, metadata },
-      stream: payload.stream === true,
-      requestedModel: requested,
-    });
+    return this.provider.send(connection, '/api/chat', prepared.payload, { ...context, metadata }, requested);
   }
 
   /**
