@@ -1,12 +1,11 @@
 import { Readable } from 'node:stream';
 import type { UserRecord } from '../../core/auth/user.js';
 import { HttpError, badRequest, notFound } from '../../core/http/errors.js';
-import { stripPrefix } from '../../core/upstream/connections.js';
+import { type Provider, stripPrefix } from '../../core/upstream/connections.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
 import { anthropicToOpenAI, openAIStreamToAnthropic, openAIToAnthropic, unconvertedParams } from '../../core/providers/anthropic.js';
 import type { ChatProvider } from '../../core/providers/provider.js';
-import type { Provider } from '../../core/upstream/connections.js';
 import type { ModelsService } from './service.js';
 
 type Json = Record<string, unknown>;
