@@ -5,6 +5,7 @@ import { type Provider, stripPrefix } from '../../core/upstream/connections.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
 import { anthropicToOpenAI, openAIStreamToAnthropic, openAIToAnthropic, unconvertedParams } from '../../core/providers/anthropic.js';
+import type { OpenAIProvider } from '../../core/providers/openai.js';
 import type { ChatProvider } from '../../core/providers/provider.js';
 import type { ModelsService } from './service.js';
 
@@ -30,7 +31,7 @@ export class CompletionsService {
   constructor(
     private readonly upstream: UpstreamService,
     private readonly models: ModelsService,
-    private readonly providers: Record<Provider, ChatProvider>,
+    private readonly providers: Record<Provider, ChatProvider> & { openai: OpenAIProvider },
   ) {}
 
   /** Which provider serves a model (a preset: its base model's provider); 404 when none does. */
@@ -89,14 +90,12 @@ export class CompletionsService {
     const target = info?.base_model_id ?? requested;
     let passthroughParams: unknown = [];
     if (provider === 'openai') {
-      const { connection } = await this.providers.openai.locate(user, target, requested, context);
-      const kind = String(connection.config.provider ?? '').toLowerCase();
-      if (connection.url.includes('api.anthropic.com') || kind === 'litellm') {
+      const route = await this.providers.openai.locate(user, target, requested, context);
+      if (this.providers.openai.speaksMessages(route.connection)) {
         await this.models.requireUse(user, info);
-        const payload: Json = { ...body, model: stripPrefix(target, connection.config.prefix_id) };
-        return this.upstream.openai(connection, '/messages', { json: payload, context, stream: payload.stream === true, requestedModel: requested });
+        return this.providers.openai.messages(route, { ...body, model: target }, context);
       }
-      passthroughParams = connection.config.passthrough_params ?? [];
+      passthroughParams = route.connection.config.passthrough_params ?? [];
     }
     const openaiPayload = anthropicToOpenAI(body);
     const allowed = new Set((typeof passthroughParams === 'string' ? passthroughParams.split(',') : Array.isArray(passthroughParams) ? passthroughParams : []).map((p) => String(p).trim()));

@@ -84,4 +84,16 @@ export class OpenAIProvider implements ChatProvider {
     const target = this.target(route.connection, body, '/embeddings');
     return this.upstream.openai(route.connection, '', { url: target.url, json: target.payload, context, requestedModel: String(body.model) });
   }
+
+  /** Whether the connection answers Anthropic Messages requests itself (Anthropic's API, LiteLLM); others get Chat Completions. */
+  speaksMessages(connection: Connection): boolean {
+    return connection.url.includes('api.anthropic.com') || String(connection.config.provider ?? '').toLowerCase() === 'litellm';
+  }
+
+  /** An Anthropic Messages body (model id as listed) sent as it is to a connection that speaks them. */
+  messages(route: ModelRoute, body: Json, context: CallContext): Promise<Answer> {
+    const { connection } = route;
+    const payload: Json = { ...body, model: stripPrefix(String(body.model), connection.config.prefix_id) };
+    return this.upstream.openai(connection, '/messages', { json: payload, context, stream: payload.stream === true, requestedModel: route.requested });
+  }
 }
