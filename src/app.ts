@@ -12,6 +12,7 @@ import { type Area, mountAreas } from './core/areas.js';
 import type { AreaContext, Core } from './core/context.js';
 import { migrate, openDatabase } from './core/db/database.js';
 import { EventBus } from './core/events/publish.js';
+import { readRequestLimits } from './core/http/limits.js';
 import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
 import { authsArea } from './areas/auths/routes.js';
@@ -55,6 +56,7 @@ import { readRealtimeOptions } from './core/realtime/options.js';
 import { Realtime } from './core/realtime/server.js';
 import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
+import { FILE_MAX_SIZE } from './areas/system/settings.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -91,13 +93,15 @@ export interface BuildOptions {
   env?: Env;
   clock?: Clock;
   logLevel?: string;
+  /** Where log lines go (standard output by default). */
+  logStream?: pino.DestinationStream;
 }
 
 /** The composition root: core machinery, then services, then every area's routes. */
 export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const env = options.env ?? readEnv();
   const clock = options.clock ?? systemClock;
-  const logger = pino({ level: options.logLevel ?? env.logLevel });
+  const logger = pino({ level: options.logLevel ?? env.logLevel }, options.logStream);
   // Tool code runs in Python worker processes, started on first use (docs/plugin-host.md).
   const python = new PythonHost({
     dataDir: env.dataDir,
@@ -135,7 +139,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const users = new UsersService(core);
   const groups = new GroupsService(core, users);
   const access = new AccessService(core, groups, users);
-  const auths = new AuthsService(core, users, access, groups);
+  const auths = new AuthsService(core, users, access, groups, { redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix });
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
@@ -163,6 +167,13 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
+  for (const { key, variables } of settings.shadowed()) {
+    logger.warn(
+      { key, variables },
+      `${variables.join(', ')} ${variables.length > 1 ? 'are' : 'is'} set, but the stored value of the persistent setting ${key} is used: ` +
+        'change it in the admin settings (or POST /api/v1/configs/import), or start with ENABLE_PERSISTENT_CONFIG=false to let the environment win',
+    );
+  }
   await revokedTokens.load();
   await changes.start();
   await events.start();
@@ -181,6 +192,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     logger,
     corsAllowOrigin: env.corsAllowOrigin,
     version: env.version,
+    limits: readRequestLimits(env.raw),
+    uploadLimitMb: () => settings.get(FILE_MAX_SIZE),
     fallback: frontend?.fallback,
   });
   app.decorateRequest('user', null);
@@ -229,6 +242,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await events.stop();
       await tools.close();
       await python.close();
+      await auths.close();
       await changes.stop();
       await database.close();
     },

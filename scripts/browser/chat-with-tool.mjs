@@ -5,16 +5,16 @@
 //     add two numbers, calls the `add` tool natively (streamed `tool_calls` deltas), then answers
 //     quoting the tool's result;
 //   - Parley (`dist/parley.js`, the bundle `npm start` runs: run `npm run build` first) on a fresh DATA_DIR and a free port,
-//     serving the built frontend of docs/frontend.md;
+//     serving the built Open WebUI frontend FRONTEND_BUILD_DIR names (docs/frontend.md: where to get one);
 //   - headless Chromium through playwright-core.
 // In the browser: sign up the first admin; through the API with the admin's token: create a Python
 // tool and connect the fake model (POST /openai/config/update); in the browser again: pick the
 // model, switch the tool on in the chat input's integrations menu, send a message, watch the tool's
 // status and the streamed answer, reload, find the chat in the sidebar and open it.
 //
-//   node scripts/browser/chat-with-tool.mjs
+//   FRONTEND_BUILD_DIR=<a built frontend> node scripts/browser/chat-with-tool.mjs
 //
-// Environment: FRONTEND_BUILD_DIR (default /tmp/owui-frontend/build), CHROMIUM (default
+// Environment: FRONTEND_BUILD_DIR (required), CHROMIUM (default: Debian's
 // /usr/bin/chromium), OUT (screenshots and report.json; default a new /tmp/parley-tool-run-* folder),
 // KEEP_DATA=1 keeps the DATA_DIR, CPU_THROTTLE=n slows the page's main thread n times (a slow device).
 // Exit code 0 when every check passed.
@@ -28,7 +28,11 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const FRONTEND = process.env.FRONTEND_BUILD_DIR ?? '/tmp/owui-frontend/build';
+const FRONTEND = process.env.FRONTEND_BUILD_DIR;
+if (!FRONTEND) {
+  console.error('Set FRONTEND_BUILD_DIR to a built Open WebUI frontend (docs/frontend.md says where to get one).');
+  process.exit(2);
+}
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const OUT = process.env.OUT ?? mkdtempSync(path.join(tmpdir(), 'parley-tool-run-'));
 mkdirSync(OUT, { recursive: true });

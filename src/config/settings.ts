@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { ChangeFeed } from '../core/changes.js';
 import { afterCommit, type Db } from '../core/db/database.js';
 import { fromJson, toJson } from '../core/db/json.js';
@@ -19,9 +20,17 @@ export interface SettingDefinition<T = unknown> {
   parse?: (raw: string) => T;
   /** Computes the first value from several environment variables (e.g. the USER_PERMISSIONS_* family); wins over `env`. */
   seed?: (env: Record<string, string | undefined>) => T;
-  /** Checks an imported or saved value; returns an error message or null. */
-  check?: (value: unknown) => string | null;
+  /** The variables `seed` reads, when not just `env` (named when a stored value shadows them). */
+  seedFrom?: readonly string[];
+  /**
+   * The rules of a value, as the route writing the key checks them: an import and the
+   * routes that validate through the store are held to them. An error message or null.
+   */
+  check?: SettingCheck;
 }
+
+/** A setting's check; it may read the process environment (e.g. the webhook URL policy) and wait (e.g. on DNS). */
+export type SettingCheck = (value: unknown, env: Record<string, string | undefined>) => string | null | Promise<string | null>;
 
 const definitions = new Map<string, SettingDefinition>();
 
@@ -50,11 +59,31 @@ export const checks = {
   nullableInt: (v: unknown) => (v === null || Number.isInteger(v) ? null : 'must be an integer or null'),
   object: (v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? null : 'must be an object'),
   list: (v: unknown) => (Array.isArray(v) ? null : 'must be a list'),
+  /** An integer in the range a form clamps to; null too when `nullable`. */
+  intWithin:
+    (min: number, max = Number.MAX_SAFE_INTEGER, nullable = false) =>
+    (v: unknown) =>
+      (nullable && v === null) || (Number.isInteger(v) && (v as number) >= min && (v as number) <= max)
+        ? null
+        : `must be an integer ${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}${nullable ? ' or null' : ''}`,
 };
+
+/** The environment variables that seed a setting. */
+function variablesOf(definition: SettingDefinition): readonly string[] {
+  return definition.seedFrom ?? (definition.env ? [definition.env] : []);
+}
+
+/** A persistent setting whose stored value is used instead of the environment's. */
+export interface ShadowedSetting {
+  key: string;
+  /** The variables that are set (and would give another value). */
+  variables: string[];
+}
 
 export class SettingsStore {
   private values = new Map<string, unknown>();
   private defaults = new Map<string, unknown>();
+  private shadowedAtLoad: ShadowedSetting[] = [];
 
   /** Counts writes applied here, so a reload that raced one reads again. */
   private writes = 0;
@@ -99,6 +128,26 @@ export class SettingsStore {
         .execute();
     }
     await this.reload();
+    this.shadowedAtLoad = this.findShadowed(new Set(rows.map((r) => r.key)));
+  }
+
+  /**
+   * Settings whose environment variables are set but whose stored value differs, as found by
+   * `load()`: the operator changed the environment after the first start and it has no effect.
+   */
+  shadowed(): readonly ShadowedSetting[] {
+    return this.shadowedAtLoad;
+  }
+
+  private findShadowed(stored: Set<string>): ShadowedSetting[] {
+    const shadowed: ShadowedSetting[] = [];
+    for (const definition of definitions.values()) {
+      if (!stored.has(definition.key)) continue;
+      const variables = variablesOf(definition).filter((name) => this.env[name] !== undefined && this.env[name] !== '');
+      if (variables.length === 0) continue;
+      if (!isDeepStrictEqual(this.defaults.get(definition.key), this.values.get(definition.key))) shadowed.push({ key: definition.key, variables });
+    }
+    return shadowed;
   }
 
   /** Re-reads the database (another instance may have written). */
@@ -129,14 +178,15 @@ export class SettingsStore {
     return Object.fromEntries([...this.values].filter(([key]) => key.startsWith(`${namespace}.`)));
   }
 
-  /** Problems with values for known keys; unknown keys are accepted as the reference does. */
-  validate(updates: Record<string, unknown>): string[] {
-    const problems: string[] = [];
-    for (const [key, value] of Object.entries(updates)) {
-      const problem = definitions.get(key)?.check?.(value);
-      if (problem) problems.push(`${key}: ${problem}`);
-    }
-    return problems;
+  /** Problems with values for known keys, as `key: problem`; unknown keys are accepted as the reference does. */
+  async validate(updates: Record<string, unknown>): Promise<string[]> {
+    const problems = await Promise.all(
+      Object.entries(updates).map(async ([key, value]) => {
+        const problem = await definitions.get(key)?.check?.(value, this.env);
+        return problem ? `${key}: ${problem}` : null;
+      }),
+    );
+    return problems.filter((problem): problem is string => problem !== null);
   }
 
   /**

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError } from '../../src/core/http/errors.js';
 import { Maybe } from '../../src/core/http/schema.js';
 import { type App, createHttpServer } from '../../src/core/http/server.js';
+import { clippedDetails } from '../../src/core/http/validation.js';
 
 /** The 422 detail list must look like FastAPI's, since clients parse it. */
 describe('validation errors', () => {
@@ -61,6 +62,20 @@ describe('validation errors', () => {
     expect(byLoc['body.flag']).toMatchObject({ type: 'bool_type', input: 'yes' });
     expect(byLoc['body.role'].input).toBe('root');
     expect(byLoc['body.tags.1']).toMatchObject({ type: 'string_type', input: 2 });
+  });
+
+  it('cuts every echoed input (and key) longer than 256 characters, with a marker', async () => {
+    const long = 'y'.repeat(1000);
+    const res = await post(JSON.stringify({ name: { [long]: long }, count: long, tags: [long, 1], [long]: 1 }));
+    expect(res.status).toBe(422);
+    const byLoc = Object.fromEntries(res.body.detail.map((d: { loc: unknown[] }) => [d.loc.join('.'), d]));
+    expect(byLoc['body.count'].input).toBe(`${'y'.repeat(256)}…[truncated]`);
+    expect(byLoc['body.name'].input).toBe(`{"${'y'.repeat(254)}…[truncated]`);
+    expect(byLoc['body.tags.1'].input).toBe(1);
+    for (const detail of res.body.detail) expect(JSON.stringify(detail).length).toBeLessThan(900);
+    // A key of the body in `loc` is cut the same way, the fields keep their order.
+    const [keyed] = clippedDetails([{ type: 'missing', loc: ['body', long], msg: 'Field required', input: null }]) as object[];
+    expect(Object.entries(keyed)).toEqual([['type', 'missing'], ['loc', ['body', `${'y'.repeat(256)}…[truncated]`]], ['msg', 'Field required'], ['input', null]]);
   });
 
   it('accepts null for a nullable field and a valid body as sent', async () => {

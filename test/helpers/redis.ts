@@ -10,9 +10,10 @@ export interface TestRedis {
 /**
  * A redis-server of the test's own on a free port, without persistence.
  * scripts/test.sh installs redis-server; a missing one fails the test that asks.
+ * `port`: start again where a stopped one was.
  */
-export async function startRedis(): Promise<TestRedis> {
-  const port = await freePort();
+export async function startRedis(port?: number): Promise<TestRedis> {
+  port ??= await freePort();
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const spawnFailure = new Promise<never>((_, reject) => child.once('error', (error) => reject(new Error(`redis-server could not start (apt-get install -y redis-server): ${error.message}`))));
   const url = `redis://127.0.0.1:${port}`;

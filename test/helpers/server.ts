@@ -27,6 +27,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Reuse a data folder and database of an earlier server (restart tests). */
   reuse?: { dataDir: string; databaseUrl: string | null };
+  /** Collects the server's log lines of level warn and above (parsed), instead of discarding them. */
+  warnings?: Record<string, unknown>[];
 }
 
 export const dialect = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -63,7 +65,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });
-  const parley = await buildParley({ env, clock: options.clock, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const warnings = options.warnings;
+  const parley = await buildParley({
+    env,
+    clock: options.clock,
+    logLevel: warnings ? 'warn' : (process.env.TEST_LOG_LEVEL ?? 'silent'),
+    logStream: warnings && { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) },
+  });
   await parley.app.listen({ port: 0, host: '127.0.0.1' });
   const address = parley.app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -68,19 +68,19 @@ async function authsRoutes(app: App, ctx: AreaContext<{ auths: AuthsService }>):
     return session.body;
   });
 
-  app.post('/signup', { schema: { tags, body: SignupForm, response: { 200: SessionUserResponse } } }, async (request, reply) => {
+  app.post('/signup', { config: { bodyClass: 'unauthenticated' }, schema: { tags, body: SignupForm, response: { 200: SessionUserResponse } } }, async (request, reply) => {
     const session = await auths.signup(request.body);
     setTokenCookie(reply, session.cookie);
     return session.body;
   });
 
-  app.post('/signin', { schema: { tags, body: SigninForm, response: { 200: SessionUserResponse } } }, async (request, reply) => {
+  app.post('/signin', { config: { bodyClass: 'unauthenticated' }, schema: { tags, body: SigninForm, response: { 200: SessionUserResponse } } }, async (request, reply) => {
     const session = await auths.signin(request.body, request.headers);
     setTokenCookie(reply, session.cookie);
     return session.body;
   });
 
-  app.post('/ldap', { schema: { tags, body: LdapForm, response: { 200: SessionUserResponse } } }, async (request) =>
+  app.post('/ldap', { config: { bodyClass: 'unauthenticated' }, schema: { tags, body: LdapForm, response: { 200: SessionUserResponse } } }, async (request) =>
     auths.ldapSignin(request.body.password),
   );
 
@@ -175,7 +175,7 @@ async function authsRoutes(app: App, ctx: AreaContext<{ auths: AuthsService }>):
 
   app.post(
     '/oauth/:provider/token/exchange',
-    { schema: { tags, params: ProviderParams, body: TokenExchangeForm, response: { 200: SessionUserResponse } } },
+    { config: { bodyClass: 'unauthenticated' }, schema: { tags, params: ProviderParams, body: TokenExchangeForm, response: { 200: SessionUserResponse } } },
     async (request) => auths.exchangeOAuthToken(request.params.provider),
   );
 }

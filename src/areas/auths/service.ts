@@ -33,6 +33,7 @@ import {
   apiKeyAllowedEndpointsSetting,
   apiKeyRestrictionsSetting,
   type AuthOptions,
+  channelResponseModeSetting,
   defaultGroupIdSetting,
   defaultUserRoleSetting,
   enableApiKeysSetting,
@@ -82,8 +83,6 @@ interface NewAccount {
 
 /** Python's `re.match(r'[^@]+@[^@]+\.[^@]+', email)`: anchored at the start only. */
 const EMAIL_FORMAT = /^[^@]+@[^@]+\.[^@]+/;
-/** `JWT_EXPIRES_IN` values the admin form may store (anything else is ignored, as the reference). */
-const DURATION_FORMAT = /^(-1|0|(-?\d+(\.\d+)?)(ms|s|m|h|d|w))$/;
 /** Serialises account creation on PostgreSQL so two first sign-ups cannot both become admin. */
 const ACCOUNT_CREATION_LOCK = 7_361_626_574_001;
 const NO_AUTH_ADMIN = { email: 'admin@localhost', password: 'admin', name: 'User' };
@@ -103,7 +102,7 @@ function matchesAtStart(pattern: RegExp, text: string): boolean {
  */
 export class AuthsService {
   private readonly options: AuthOptions;
-  /** 15 sign-in attempts per e-mail address in 3 minutes, as the reference. */
+  /** 15 sign-in attempts per e-mail address in 3 minutes, as the reference; shared by the instances through Redis. */
   private readonly signinLimiter: RateLimiter;
   /** Verified against when there is no credential, so timing does not reveal which accounts exist. */
   private placeholderHash: Promise<string> | null = null;
@@ -119,9 +118,21 @@ export class AuthsService {
     readonly users: UsersService,
     readonly access: AccessService,
     private readonly groups: GroupsService,
+    redis: { redisUrl: string | null; keyPrefix: string },
   ) {
     this.options = readAuthOptions(core.env.raw);
-    this.signinLimiter = new RateLimiter(15, 180, () => core.clock.now());
+    this.signinLimiter = new RateLimiter({
+      limit: 15,
+      windowSeconds: 180,
+      now: () => core.clock.now(),
+      redis: redis.redisUrl ? { url: redis.redisUrl, keyPrefix: redis.keyPrefix } : null,
+      log: core.log,
+    });
+  }
+
+  /** Closes the limiter's Redis connection. */
+  close(): Promise<void> {
+    return this.signinLimiter.close();
   }
 
   private store(db: Db = this.core.db): AuthStore {
@@ -375,7 +386,7 @@ export class AuthsService {
       user = await this.signinWithoutAuth();
     } else {
       const email = form.email.toLowerCase();
-      if (this.signinLimiter.isLimited(email)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
+      if (await this.signinLimiter.isLimited(email)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
       user = await this.authenticate(email, form.password);
     }
     if (!user) throw badRequest(ERROR.INVALID_CRED);
@@ -441,7 +452,7 @@ export class AuthsService {
 
   /** `POST /auths/ldap`. Parley has no LDAP client: with LDAP on, every bind fails as an unreachable server would. */
   async ldapSignin(password: string): Promise<never> {
-    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled');
+    if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled. An admin switches it on in Admin Settings > General (LDAP).');
     if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
     if (!password.trim()) throw badRequest(ERROR.INVALID_CRED);
     throw badRequest('LDAP authentication failed.');
@@ -555,13 +566,21 @@ export class AuthsService {
 
   // ---- API keys ---------------------------------------------------------------
 
-  private async mayUseApiKeys(user: UserRecord): Promise<boolean> {
-    if (!this.setting<boolean>(enableApiKeysSetting)) return false;
-    return isAdmin(user) || this.access.hasPermission(user, 'features.api_keys');
+  /**
+   * Null when the user may use API keys, else why not and who can change it, after the reference's
+   * words (`refusal`), which clients may match.
+   */
+  private async apiKeyRefusal(user: UserRecord, refusal: string): Promise<string | null> {
+    if (!this.setting<boolean>(enableApiKeysSetting)) {
+      return `${refusal} API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/configs/import with auth.enable_api_keys: true).`;
+    }
+    if (isAdmin(user) || (await this.access.hasPermission(user, 'features.api_keys'))) return null;
+    return `${refusal} Your account lacks the features.api_keys permission: an admin grants it in the default permissions or a group's.`;
   }
 
   private async checkApiKeyManagement(user: UserRecord): Promise<void> {
-    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_CREATION_NOT_ALLOWED);
+    const refusal = await this.apiKeyRefusal(user, ERROR.API_KEY_CREATION_NOT_ALLOWED);
+    if (refusal) throw forbidden(refusal);
   }
 
   async createApiKey(user: UserRecord): Promise<{ api_key: string }> {
@@ -593,7 +612,8 @@ export class AuthsService {
 
   /** Refuses an `sk-` key where API keys are off, not permitted, or restricted to other paths (403). */
   async checkApiKeyUse(user: UserRecord, path: string): Promise<void> {
-    if (!(await this.mayUseApiKeys(user))) throw forbidden(ERROR.API_KEY_NOT_ALLOWED);
+    const refusal = await this.apiKeyRefusal(user, ERROR.API_KEY_NOT_ALLOWED);
+    if (refusal) throw forbidden(refusal);
     if (!this.setting<boolean>(apiKeyRestrictionsSetting)) return;
     const allowed = String(this.setting<string>(apiKeyAllowedEndpointsSetting) ?? '')
       .split(',')
@@ -623,7 +643,7 @@ export class AuthsService {
 
   /** Parley configures no OAuth providers, so an enabled exchange always finds the provider unknown. */
   async exchangeOAuthToken(provider: string): Promise<never> {
-    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled');
+    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled. The server allows it when started with ENABLE_OAUTH_TOKEN_EXCHANGE=true.');
     throw notFound(oauthNotConfigured(provider.toLowerCase()));
   }
 
@@ -662,10 +682,10 @@ export class AuthsService {
     updates[ADMIN_CONFIG_KEYS.FOLDER_MAX_FILE_COUNT] = optionalCount('FOLDER_MAX_FILE_COUNT');
     updates[ADMIN_CONFIG_KEYS.AUTOMATION_MAX_COUNT] = optionalCount('AUTOMATION_MAX_COUNT');
     updates[ADMIN_CONFIG_KEYS.AUTOMATION_MIN_INTERVAL] = optionalCount('AUTOMATION_MIN_INTERVAL');
-    // Values the server could not use are left unchanged, as the reference does.
-    if (!['pending', 'user', 'admin'].includes(form.DEFAULT_USER_ROLE)) delete updates[ADMIN_CONFIG_KEYS.DEFAULT_USER_ROLE];
-    if (!['thread', 'channel'].includes(form.CHANNEL_MODEL_RESPONSE_MODE ?? '')) delete updates[ADMIN_CONFIG_KEYS.CHANNEL_MODEL_RESPONSE_MODE];
-    if (!DURATION_FORMAT.test(form.JWT_EXPIRES_IN)) delete updates[ADMIN_CONFIG_KEYS.JWT_EXPIRES_IN];
+    // Values the settings' checks refuse are left unchanged, as the reference does (an import refuses them).
+    for (const setting of [defaultUserRoleSetting, channelResponseModeSetting, jwtExpirySetting]) {
+      if (await setting.check?.(updates[setting.key], this.core.env.raw)) delete updates[setting.key];
+    }
     await this.core.settings.set(updates, this.core.clock.now());
     return this.adminConfig();
   }

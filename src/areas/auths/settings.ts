@@ -15,9 +15,19 @@ const optionalInt = (raw: string): number | string => {
 };
 const optionalIntCheck = (v: unknown) => (v === '' || v === null || Number.isInteger(v) ? null : 'must be an integer or empty');
 
+const stringList = (v: unknown) => (Array.isArray(v) && v.every((item) => typeof item === 'string') ? null : 'must be a list of strings');
+const intOrString = (v: unknown) => (Number.isInteger(v) || typeof v === 'string' ? null : 'must be an integer or a string');
+
 const nullable = <T>(definition: SettingDefinition<T | null>) => defineSetting<T | null>(definition);
 
-export const jwtExpirySetting = defineSetting({ key: 'auth.jwt_expiry', env: 'JWT_EXPIRES_IN', default: '4w', check: checks.string });
+/** `JWT_EXPIRES_IN`: -1 or 0 (no expiry), or a number with a unit. */
+const DURATION_FORMAT = /^(-1|0|(-?\d+(\.\d+)?)(ms|s|m|h|d|w))$/;
+export const jwtExpirySetting = defineSetting({
+  key: 'auth.jwt_expiry',
+  env: 'JWT_EXPIRES_IN',
+  default: '4w',
+  check: (v) => (typeof v === 'string' && DURATION_FORMAT.test(v) ? null : "must be a duration such as '4w', '12h' or '-1'"),
+});
 export const enableSignupSetting = defineSetting({ key: 'ui.enable_signup', env: 'ENABLE_SIGNUP', default: true, parse: parsers.bool, check: checks.bool });
 export const enableLoginFormSetting = defineSetting({ key: 'ui.enable_login_form', env: 'ENABLE_LOGIN_FORM', default: true, parse: parsers.bool, check: checks.bool });
 export const defaultUserRoleSetting = defineSetting({
@@ -43,9 +53,23 @@ export const apiKeyAllowedEndpointsSetting = defineSetting({
   default: '',
   check: checks.string,
 });
-export const ldapEnableSetting = defineSetting({ key: 'ldap.enable', env: 'ENABLE_LDAP', default: false, parse: parsers.bool, check: checks.bool });
+/** POST /admin/config/ldap stores `enable_ldap` as sent, null included. */
+export const ldapEnableSetting = defineSetting<boolean | null>({
+  key: 'ldap.enable',
+  env: 'ENABLE_LDAP',
+  default: false,
+  parse: parsers.bool,
+  check: (v) => (v === null ? null : checks.bool(v)),
+});
 export const oauthEndSessionEndpointSetting = defineSetting({ key: 'oauth.end_session_endpoint', env: 'OPENID_END_SESSION_ENDPOINT', default: '', check: checks.string });
 export const oauthProviderUrlSetting = defineSetting({ key: 'oauth.provider_url', env: 'OPENID_PROVIDER_URL', default: '', check: checks.string });
+
+export const channelResponseModeSetting = defineSetting({
+  key: 'channels.model_response_mode',
+  env: 'CHANNEL_MODEL_RESPONSE_MODE',
+  default: 'thread',
+  check: (v) => (v === 'thread' || v === 'channel' ? null : "must be 'thread' or 'channel'"),
+});
 
 /** Admin › General form field → setting key (routers/auths.py ADMIN_CONFIG_KEYS). */
 export const ADMIN_CONFIG_KEYS = {
@@ -67,12 +91,7 @@ export const ADMIN_CONFIG_KEYS = {
   AUTOMATION_MIN_INTERVAL: defineSetting<number | string>({ key: 'automations.min_interval', env: 'AUTOMATION_MIN_INTERVAL', default: '', parse: optionalInt, check: optionalIntCheck }).key,
   ENABLE_AUTOMATIONS: defineSetting({ key: 'automations.enable', env: 'ENABLE_AUTOMATIONS', default: true, parse: parsers.bool, check: checks.bool }).key,
   ENABLE_CHANNELS: defineSetting({ key: 'channels.enable', env: 'ENABLE_CHANNELS', default: false, parse: parsers.bool, check: checks.bool }).key,
-  CHANNEL_MODEL_RESPONSE_MODE: defineSetting({
-    key: 'channels.model_response_mode',
-    env: 'CHANNEL_MODEL_RESPONSE_MODE',
-    default: 'thread',
-    check: (v) => (v === 'thread' || v === 'channel' ? null : "must be 'thread' or 'channel'"),
-  }).key,
+  CHANNEL_MODEL_RESPONSE_MODE: channelResponseModeSetting.key,
   ENABLE_CALENDAR: defineSetting({ key: 'calendar.enable', env: 'ENABLE_CALENDAR', default: true, parse: parsers.bool, check: checks.bool }).key,
   ENABLE_MEMORIES: defineSetting({ key: 'memories.enable', env: 'ENABLE_MEMORIES', default: true, parse: parsers.bool, check: checks.bool }).key,
   ENABLE_MEMORY_SYSTEM_CONTEXT: defineSetting({ key: 'memories.system_context.enable', env: 'ENABLE_MEMORY_SYSTEM_CONTEXT', default: true, parse: parsers.bool, check: checks.bool }).key,
@@ -112,49 +131,51 @@ const commaList = (raw: string) =>
 
 /** OAuth form field → setting key (OAUTH_CONFIG_KEYS). Comma-list fields are stored as lists. */
 export const OAUTH_CONFIG_KEYS = {
-  ENABLE_OAUTH: defineSetting({ key: 'oauth.enable', env: 'ENABLE_OAUTH', default: true, parse: parsers.bool }).key,
-  ENABLE_OAUTH_SIGNUP: defineSetting({ key: 'oauth.enable_signup', env: 'ENABLE_OAUTH_SIGNUP', default: false, parse: parsers.bool }).key,
-  OAUTH_MERGE_ACCOUNTS_BY_EMAIL: defineSetting({ key: 'oauth.merge_accounts_by_email', env: 'OAUTH_MERGE_ACCOUNTS_BY_EMAIL', default: false, parse: parsers.bool }).key,
-  OAUTH_AUTO_REDIRECT: defineSetting({ key: 'oauth.auto_redirect', env: 'OAUTH_AUTO_REDIRECT', default: false, parse: parsers.bool }).key,
-  OAUTH_ALLOWED_DOMAINS: defineSetting<string[]>({ key: 'oauth.allowed_domains', env: 'OAUTH_ALLOWED_DOMAINS', default: ['*'], parse: commaList }).key,
-  OAUTH_BLOCKED_GROUPS: defineSetting({ key: 'oauth.blocked_groups', env: 'OAUTH_BLOCKED_GROUPS', default: '[]' }).key,
-  ENABLE_OAUTH_ROLE_MANAGEMENT: defineSetting({ key: 'oauth.enable_role_mapping', env: 'ENABLE_OAUTH_ROLE_MANAGEMENT', default: false, parse: parsers.bool }).key,
-  OAUTH_ROLES_CLAIM: defineSetting({ key: 'oauth.roles_claim', env: 'OAUTH_ROLES_CLAIM', default: 'roles' }).key,
-  OAUTH_ADMIN_ROLES: defineSetting<string[]>({ key: 'oauth.admin_roles', env: 'OAUTH_ADMIN_ROLES', default: ['admin'], parse: commaList }).key,
-  OAUTH_ALLOWED_ROLES: defineSetting<string[]>({ key: 'oauth.allowed_roles', env: 'OAUTH_ALLOWED_ROLES', default: ['user', 'admin'], parse: commaList }).key,
-  ENABLE_OAUTH_GROUP_MANAGEMENT: defineSetting({ key: 'oauth.enable_group_mapping', env: 'ENABLE_OAUTH_GROUP_MANAGEMENT', default: false, parse: parsers.bool }).key,
-  ENABLE_OAUTH_GROUP_CREATION: defineSetting({ key: 'oauth.enable_group_creation', env: 'ENABLE_OAUTH_GROUP_CREATION', default: false, parse: parsers.bool }).key,
-  OAUTH_GROUP_CLAIM: defineSetting({ key: 'oauth.group_claim', env: 'OAUTH_GROUPS_CLAIM', default: 'groups' }).key,
+  ENABLE_OAUTH: defineSetting({ key: 'oauth.enable', env: 'ENABLE_OAUTH', default: true, parse: parsers.bool, check: checks.bool }).key,
+  ENABLE_OAUTH_SIGNUP: defineSetting({ key: 'oauth.enable_signup', env: 'ENABLE_OAUTH_SIGNUP', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_MERGE_ACCOUNTS_BY_EMAIL: defineSetting({ key: 'oauth.merge_accounts_by_email', env: 'OAUTH_MERGE_ACCOUNTS_BY_EMAIL', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_AUTO_REDIRECT: defineSetting({ key: 'oauth.auto_redirect', env: 'OAUTH_AUTO_REDIRECT', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_ALLOWED_DOMAINS: defineSetting<string[]>({ key: 'oauth.allowed_domains', env: 'OAUTH_ALLOWED_DOMAINS', default: ['*'], parse: commaList, check: stringList }).key,
+  OAUTH_BLOCKED_GROUPS: defineSetting({ key: 'oauth.blocked_groups', env: 'OAUTH_BLOCKED_GROUPS', default: '[]', check: checks.string }).key,
+  ENABLE_OAUTH_ROLE_MANAGEMENT: defineSetting({ key: 'oauth.enable_role_mapping', env: 'ENABLE_OAUTH_ROLE_MANAGEMENT', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_ROLES_CLAIM: defineSetting({ key: 'oauth.roles_claim', env: 'OAUTH_ROLES_CLAIM', default: 'roles', check: checks.string }).key,
+  OAUTH_ADMIN_ROLES: defineSetting<string[]>({ key: 'oauth.admin_roles', env: 'OAUTH_ADMIN_ROLES', default: ['admin'], parse: commaList, check: stringList }).key,
+  OAUTH_ALLOWED_ROLES: defineSetting<string[]>({ key: 'oauth.allowed_roles', env: 'OAUTH_ALLOWED_ROLES', default: ['user', 'admin'], parse: commaList, check: stringList }).key,
+  ENABLE_OAUTH_GROUP_MANAGEMENT: defineSetting({ key: 'oauth.enable_group_mapping', env: 'ENABLE_OAUTH_GROUP_MANAGEMENT', default: false, parse: parsers.bool, check: checks.bool }).key,
+  ENABLE_OAUTH_GROUP_CREATION: defineSetting({ key: 'oauth.enable_group_creation', env: 'ENABLE_OAUTH_GROUP_CREATION', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_GROUP_CLAIM: defineSetting({ key: 'oauth.group_claim', env: 'OAUTH_GROUPS_CLAIM', default: 'groups', check: checks.string }).key,
   OAUTH_GROUP_DEFAULT_SHARE: defineSetting<boolean | string>({
     key: 'oauth.group_default_share',
     env: 'OAUTH_GROUP_DEFAULT_SHARE',
     default: true,
     parse: (raw) => (raw.trim().toLowerCase() === 'members' ? 'members' : raw.trim().toLowerCase() === 'true'),
+    check: (v) => (typeof v === 'boolean' || typeof v === 'string' ? null : 'must be a boolean or a string'),
   }).key,
-  OAUTH_PROVIDER_NAME: defineSetting({ key: 'oauth.provider_name', env: 'OAUTH_PROVIDER_NAME', default: 'SSO' }).key,
+  OAUTH_PROVIDER_NAME: defineSetting({ key: 'oauth.provider_name', env: 'OAUTH_PROVIDER_NAME', default: 'SSO', check: checks.string }).key,
   OPENID_PROVIDER_URL: oauthProviderUrlSetting.key,
-  OAUTH_CLIENT_ID: defineSetting({ key: 'oauth.client_id', env: 'OAUTH_CLIENT_ID', default: '' }).key,
-  OAUTH_CLIENT_SECRET: defineSetting({ key: 'oauth.client_secret', env: 'OAUTH_CLIENT_SECRET', default: '' }).key,
-  OPENID_REDIRECT_URI: defineSetting({ key: 'oauth.redirect_uri', env: 'OPENID_REDIRECT_URI', default: '' }).key,
-  OAUTH_SCOPES: defineSetting({ key: 'oauth.scopes', env: 'OAUTH_SCOPES', default: 'openid email profile' }).key,
-  OAUTH_CODE_CHALLENGE_METHOD: nullable<string>({ key: 'oauth.code_challenge_method', env: 'OAUTH_CODE_CHALLENGE_METHOD', default: null }).key,
-  OAUTH_TOKEN_ENDPOINT_AUTH_METHOD: nullable<string>({ key: 'oauth.token_endpoint_auth_method', env: 'OAUTH_TOKEN_ENDPOINT_AUTH_METHOD', default: null }).key,
+  OAUTH_CLIENT_ID: defineSetting({ key: 'oauth.client_id', env: 'OAUTH_CLIENT_ID', default: '', check: checks.string }).key,
+  OAUTH_CLIENT_SECRET: defineSetting({ key: 'oauth.client_secret', env: 'OAUTH_CLIENT_SECRET', default: '', check: checks.string }).key,
+  OPENID_REDIRECT_URI: defineSetting({ key: 'oauth.redirect_uri', env: 'OPENID_REDIRECT_URI', default: '', check: checks.string }).key,
+  OAUTH_SCOPES: defineSetting({ key: 'oauth.scopes', env: 'OAUTH_SCOPES', default: 'openid email profile', check: checks.string }).key,
+  OAUTH_CODE_CHALLENGE_METHOD: nullable<string>({ key: 'oauth.code_challenge_method', env: 'OAUTH_CODE_CHALLENGE_METHOD', default: null, check: checks.nullableString }).key,
+  OAUTH_TOKEN_ENDPOINT_AUTH_METHOD: nullable<string>({ key: 'oauth.token_endpoint_auth_method', env: 'OAUTH_TOKEN_ENDPOINT_AUTH_METHOD', default: null, check: checks.nullableString }).key,
   OPENID_END_SESSION_ENDPOINT: oauthEndSessionEndpointSetting.key,
-  OAUTH_TIMEOUT: defineSetting<number | string>({ key: 'oauth.timeout', env: 'OAUTH_TIMEOUT', default: '' }).key,
-  OAUTH_CLIENT_TIMEOUT: defineSetting<number | string>({ key: 'oauth.client.timeout', env: 'OAUTH_CLIENT_TIMEOUT', default: '' }).key,
-  OAUTH_EMAIL_CLAIM: defineSetting({ key: 'oauth.email_claim', env: 'OAUTH_EMAIL_CLAIM', default: 'email' }).key,
-  OAUTH_USERNAME_CLAIM: defineSetting({ key: 'oauth.username_claim', env: 'OAUTH_USERNAME_CLAIM', default: 'name' }).key,
-  OAUTH_PICTURE_CLAIM: defineSetting({ key: 'oauth.picture_claim', env: 'OAUTH_PICTURE_CLAIM', default: 'picture' }).key,
-  OAUTH_SUB_CLAIM: nullable<string>({ key: 'oauth.sub_claim', env: 'OAUTH_SUB_CLAIM', default: null }).key,
-  OAUTH_AUDIENCE: defineSetting({ key: 'oauth.audience', env: 'OAUTH_AUDIENCE', default: '' }).key,
-  OAUTH_UPDATE_EMAIL_ON_LOGIN: defineSetting({ key: 'oauth.update_email_on_login', env: 'OAUTH_UPDATE_EMAIL_ON_LOGIN', default: false, parse: parsers.bool }).key,
-  OAUTH_UPDATE_NAME_ON_LOGIN: defineSetting({ key: 'oauth.update_name_on_login', env: 'OAUTH_UPDATE_NAME_ON_LOGIN', default: false, parse: parsers.bool }).key,
-  OAUTH_UPDATE_PICTURE_ON_LOGIN: defineSetting({ key: 'oauth.update_picture_on_login', env: 'OAUTH_UPDATE_PICTURE_ON_LOGIN', default: false, parse: parsers.bool }).key,
+  OAUTH_TIMEOUT: defineSetting<number | string>({ key: 'oauth.timeout', env: 'OAUTH_TIMEOUT', default: '', check: intOrString }).key,
+  OAUTH_CLIENT_TIMEOUT: defineSetting<number | string>({ key: 'oauth.client.timeout', env: 'OAUTH_CLIENT_TIMEOUT', default: '', check: intOrString }).key,
+  OAUTH_EMAIL_CLAIM: defineSetting({ key: 'oauth.email_claim', env: 'OAUTH_EMAIL_CLAIM', default: 'email', check: checks.string }).key,
+  OAUTH_USERNAME_CLAIM: defineSetting({ key: 'oauth.username_claim', env: 'OAUTH_USERNAME_CLAIM', default: 'name', check: checks.string }).key,
+  OAUTH_PICTURE_CLAIM: defineSetting({ key: 'oauth.picture_claim', env: 'OAUTH_PICTURE_CLAIM', default: 'picture', check: checks.string }).key,
+  OAUTH_SUB_CLAIM: nullable<string>({ key: 'oauth.sub_claim', env: 'OAUTH_SUB_CLAIM', default: null, check: checks.nullableString }).key,
+  OAUTH_AUDIENCE: defineSetting({ key: 'oauth.audience', env: 'OAUTH_AUDIENCE', default: '', check: checks.string }).key,
+  OAUTH_UPDATE_EMAIL_ON_LOGIN: defineSetting({ key: 'oauth.update_email_on_login', env: 'OAUTH_UPDATE_EMAIL_ON_LOGIN', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_UPDATE_NAME_ON_LOGIN: defineSetting({ key: 'oauth.update_name_on_login', env: 'OAUTH_UPDATE_NAME_ON_LOGIN', default: false, parse: parsers.bool, check: checks.bool }).key,
+  OAUTH_UPDATE_PICTURE_ON_LOGIN: defineSetting({ key: 'oauth.update_picture_on_login', env: 'OAUTH_UPDATE_PICTURE_ON_LOGIN', default: false, parse: parsers.bool, check: checks.bool }).key,
   OAUTH_REFRESH_TOKEN_INCLUDE_SCOPE: defineSetting({
     key: 'oauth.refresh_token.include_scope',
     env: 'OAUTH_REFRESH_TOKEN_INCLUDE_SCOPE',
     default: false,
     parse: parsers.bool,
+    check: checks.bool,
   }).key,
 } as const;
 

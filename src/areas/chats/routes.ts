@@ -85,11 +85,11 @@ async function chatsRoutes(app: App, ctx: AreaContext<{ chats: ChatsService }>):
     chats.listOfUser(request.params.user_id, request.query),
   );
 
-  app.post('/new', { onRequest: auth.verified, schema: { tags, body: ChatForm, response: { 200: ChatResponse } } }, (request) =>
+  app.post('/new', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatForm, response: { 200: ChatResponse } } }, (request) =>
     chats.create(request.user!, request.body),
   );
 
-  app.post('/import', { onRequest: auth.verified, schema: { tags, body: ChatsImportForm, response: { 200: Type.Array(ChatResponse) } } }, (request) =>
+  app.post('/import', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatsImportForm, response: { 200: Type.Array(ChatResponse) } } }, (request) =>
     chats.import(request.user!, request.body.chats),
   );
 
@@ -162,7 +162,7 @@ async function chatsRoutes(app: App, ctx: AreaContext<{ chats: ChatsService }>):
     chats.get(request.user!, request.params.id),
   );
 
-  app.post('/:id', { onRequest: auth.verified, schema: { tags, params: IdParams, body: ChatForm, response: { 200: ChatResponse } } }, (request) =>
+  app.post('/:id', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, params: IdParams, body: ChatForm, response: { 200: ChatResponse } } }, (request) =>
     chats.update(request.user!, request.params.id, request.body),
   );
 

@@ -15,21 +15,21 @@ export const COMPACTION_TOKEN_THRESHOLD = defineSetting({
   env: 'CONTEXT_COMPACTION_TOKEN_THRESHOLD',
   default: 80000,
   parse: parsers.int,
-  check: checks.int,
+  check: checks.intWithin(1),
 });
 export const COMPACTION_TOKEN_CAP = defineSetting<number | null>({
   key: 'chat.context_compaction.token_cap',
   env: 'CONTEXT_COMPACTION_TOKEN_CAP',
   default: null,
   parse: parsers.int,
-  check: checks.nullableInt,
+  check: checks.intWithin(1, undefined, true),
 });
 export const COMPACTION_RETENTION_PERCENTAGE = defineSetting({
   key: 'chat.context_compaction.retention_percentage',
   env: 'CONTEXT_COMPACTION_RETENTION_PERCENTAGE',
   default: 40,
   parse: (raw) => Math.min(50, Math.max(10, Number.parseInt(raw, 10) || 40)),
-  check: checks.nullableInt,
+  check: checks.intWithin(10, 50, true),
 });
 export const COMPACTION_PROMPT_TEMPLATE = defineSetting({
   key: 'chat.context_compaction.prompt_template',

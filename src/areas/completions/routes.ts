@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { JsonObject } from '../../core/http/schema.js';
 import { clientGone, sendAnswer } from '../../core/upstream/relay.js';
 import type { Json } from '../chats/history.js';
@@ -21,7 +21,7 @@ async function completionsRoutes(app: App, ctx: AreaContext<{ pipeline: ChatPipe
   });
 
   for (const url of ['/api/chat/completions', '/api/v1/chat/completions']) {
-    app.post(url, { onRequest: auth.verified, schema: { tags, body: ChatCompletionBody, response: { 200: TasksStarted } } }, async (request, reply) => {
+    app.post(url, { onRequest: auth.verified, config: { bodyClass: 'large', ...OPENAI_COMPATIBLE }, schema: { tags, body: ChatCompletionBody, response: { 200: TasksStarted } } }, async (request, reply) => {
       const result = await pipeline.complete(request.user!, request.body as Json, info(request, reply));
       if (result.kind === 'tasks') {
         // The tasks may speak only once the browser has its chat id: after the reply is written.
@@ -36,11 +36,11 @@ async function completionsRoutes(app: App, ctx: AreaContext<{ pipeline: ChatPipe
     });
   }
 
-  app.post('/api/chat/completed', { onRequest: auth.verified, schema: { tags, body: ChatCompletionBody, response: { 200: JsonObject() } } }, (request, reply) =>
+  app.post('/api/chat/completed', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatCompletionBody, response: { 200: JsonObject() } } }, (request, reply) =>
     pipeline.completed(request.user!, request.body as Json, info(request, reply)),
   );
 
-  app.post('/api/chat/actions/:action_id', { onRequest: auth.verified, schema: { tags, params: ActionParams, body: ChatCompletionBody } }, (request) =>
+  app.post('/api/chat/actions/:action_id', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, params: ActionParams, body: ChatCompletionBody } }, (request) =>
     pipeline.action(request.user!, request.params.action_id, request.body as Json),
   );
 }

@@ -36,7 +36,7 @@ async function configsRoutes(app: App, ctx: AreaContext): Promise<void> {
   const tags = ['configs'];
   const me = (user: UserRecord | null) => user as UserRecord;
 
-  app.post('/import', { ...admin, schema: { tags, body: ImportConfigForm, response: { 200: JsonObject() } } }, (request) =>
+  app.post('/import', { ...admin, config: { bodyClass: 'large' }, schema: { tags, body: ImportConfigForm, response: { 200: JsonObject() } } }, (request) =>
     configs.importConfig(me(request.user), request.body.config),
   );
   app.get('/export', { ...admin, schema: { tags, response: { 200: JsonObject() } } }, async () => configs.exportAll());

@@ -73,7 +73,7 @@ export class ConfigsService {
    * in-memory values never run ahead of the database.
    */
   private async write(user: UserRecord, updates: Values, event: ConfigEvent | null): Promise<void> {
-    const problems = this.core.settings.validate(updates);
+    const problems = await this.core.settings.validate(updates);
     if (problems.length > 0) throw badRequest(`Invalid config: ${problems.join('; ')}`);
     const { settings, events, db, clock } = this.core;
     try {
@@ -119,7 +119,7 @@ export class ConfigsService {
   /** Every key or nothing: a value a known setting refuses fails the whole import. */
   async importConfig(user: UserRecord, config: Values): Promise<Values> {
     const { settings, events, db, clock } = this.core;
-    const problems = settings.validate(config);
+    const problems = await settings.validate(config);
     if (problems.length > 0) throw badRequest(`Invalid config: ${problems.join('; ')}`);
     try {
       // Replacing imported webhooks deletes rows the delivery dispatcher may hold: PostgreSQL can pick

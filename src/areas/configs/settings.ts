@@ -1,4 +1,7 @@
+import { Type } from '@sinclair/typebox';
 import { checks, defineSetting, parsers, type SettingDefinition } from '../../config/settings.js';
+import { schemaProblem } from '../../core/http/validation.js';
+import { TerminalServerConnection, ToolServerConnection } from './schemas.js';
 
 /**
  * The settings the `/api/v1/configs` forms edit, with the reference's keys and
@@ -57,14 +60,13 @@ export const CONNECTIONS_CONFIG_KEYS = {
   ENABLE_BASE_MODELS_CACHE: keyOf(flag('models.base_models_cache', 'ENABLE_BASE_MODELS_CACHE', false)),
 } as const;
 
-const connectionList = listOf(objectWith({ url: checks.string }));
-
+/** The tool and terminal server lists are held to the forms' connection schemas. */
 export const TOOL_SERVER_CONNECTIONS = defineSetting<Record<string, unknown>[]>({
   key: 'tool_server.connections',
   env: 'TOOL_SERVER_CONNECTIONS',
   default: [],
   parse: jsonOr([], Array.isArray),
-  check: connectionList,
+  check: schemaProblem(Type.Array(ToolServerConnection)),
 });
 
 export const TERMINAL_SERVER_CONNECTIONS = defineSetting<Record<string, unknown>[]>({
@@ -72,7 +74,7 @@ export const TERMINAL_SERVER_CONNECTIONS = defineSetting<Record<string, unknown>
   env: 'TERMINAL_SERVER_CONNECTIONS',
   default: [],
   parse: jsonOr([], Array.isArray),
-  check: connectionList,
+  check: schemaProblem(Type.Array(TerminalServerConnection)),
 });
 
 /** The interpreter's Jupyter settings fall back to the code-execution variables, as in the reference. */
@@ -81,6 +83,7 @@ function interpreterJupyter<T extends string | number>(field: string, suffix: st
     key: `code_interpreter.jupyter.${field}`,
     env: `CODE_INTERPRETER_JUPYTER_${suffix}`,
     default: fallback,
+    seedFrom: [`CODE_INTERPRETER_JUPYTER_${suffix}`, `CODE_EXECUTION_JUPYTER_${suffix}`],
     seed: (env) => {
       const raw = env[`CODE_INTERPRETER_JUPYTER_${suffix}`] ?? env[`CODE_EXECUTION_JUPYTER_${suffix}`];
       return raw === undefined ? fallback : parse(raw);

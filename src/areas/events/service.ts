@@ -220,8 +220,8 @@ export class EventsService {
   async test(id: string, actor: UserRecord): Promise<Delivery> {
     const webhook = await this.store.webhook(id);
     if (!webhook) throw notFound(WEBHOOK_NOT_FOUND);
-    if (!webhook.enabled) throw badRequest('Webhook is disabled');
-    if (!webhook.url) throw badRequest(ERROR.INVALID_URL);
+    if (!webhook.enabled) throw badRequest('Webhook is disabled: switch it on (enabled: true) to test it');
+    if (!webhook.url) throw badRequest(`${ERROR.INVALID_URL} The webhook has no URL: set one to test it.`);
     const event = this.core.events.build({
       event: 'config.webhook.tested',
       actor,
@@ -268,7 +268,8 @@ export class EventsService {
     try {
       await this.guard.check(url);
     } catch (error) {
-      if (error instanceof UrlRefusedError) throw badRequest(ERROR.INVALID_URL);
+      // The reference's words first (clients may match them), then why and what allows it.
+      if (error instanceof UrlRefusedError) throw badRequest(`${ERROR.INVALID_URL} ${error.message}`);
       throw error;
     }
   }
@@ -337,37 +338,27 @@ export class EventsService {
   };
 
   /**
-   * Replaces the webhooks with an imported list. Entries the reference would skip
-   * on read (not objects, invalid filters or targets) are dropped; kept ids keep
-   * their secrets. URLs are checked when deliveries connect, as for every webhook.
+   * Replaces the webhooks with an imported list, which passed the webhook routes'
+   * checks (EVENT_WEBHOOKS); kept ids keep their secrets.
    */
   private async applyImported(value: unknown, db: Db | null): Promise<void> {
-    const entries = (Array.isArray(value) ? value : []).filter(
-      (e): e is Record<string, unknown> => e !== null && typeof e === 'object' && !Array.isArray(e),
-    );
+    const entries = (Array.isArray(value) ? value : []) as (EventWebhookForm & { created_at?: unknown })[];
     const now = this.core.clock.now();
     const int = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : null);
     await this.write(async (trx) => {
       const current = new Map((await this.store.webhooks(trx)).map((w) => [w.id, w]));
       const kept: string[] = [];
       for (const [index, entry] of entries.entries()) {
-        let events: string[];
-        let targets: StoredWebhook['targets'];
-        try {
-          events = normalizeEventFilters(Array.isArray(entry.events) ? entry.events.map(String) : null);
-          targets = normalizeTargets(entry.targets);
-        } catch (error) {
-          if (error instanceof WebhookRuleError) continue;
-          throw error;
-        }
-        const id = entry.id ? String(entry.id) : randomUUID();
+        const events = normalizeEventFilters(entry.events);
+        const targets = normalizeTargets(entry.targets);
+        const id = entry.id || randomUUID();
         const existing = current.get(id);
         await this.store.upsertWebhook(
           {
             id,
-            name: entry.name ? String(entry.name) : defaultName(id),
-            url: String(entry.url ?? '').trim(),
-            enabled: entry.enabled === undefined ? true : Boolean(entry.enabled),
+            name: entry.name || defaultName(id),
+            url: entry.url.trim(),
+            enabled: entry.enabled ?? true,
             events,
             targets,
             secret: existing?.secret ?? newSigningSecret(),

@@ -40,7 +40,6 @@ export interface FileContent {
   contentType: string | null;
 }
 
-const FILE_TOO_LARGE = (size: string) => `Oops! The file you're trying to upload is too large. Please upload a file that is less than ${size}.`;
 const EMPTY_CONTENT = 'The content provided is empty. Please ensure that there is text or data present before proceeding.';
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -161,7 +160,7 @@ export class FilesService {
     if (upload.content.length === 0) throw badRequest(EMPTY_CONTENT);
     const maxSize = this.core.settings.get(FILE_MAX_SIZE);
     if (typeof maxSize === 'number' && maxSize > 0 && upload.content.length > maxSize * 1024 * 1024) {
-      throw new HttpError(413, FILE_TOO_LARGE(`${maxSize} MB`));
+      throw new HttpError(413, ERROR.FILE_TOO_LARGE(`${maxSize} MB`));
     }
     const id = randomUUID();
     const name = path.basename(upload.filename || 'file');

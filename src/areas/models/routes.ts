@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import {
   ModelAccessGrantsForm,
@@ -51,7 +51,7 @@ async function modelsRoutes(app: App, ctx: AreaContext<{ models: ModelsService }
 
   app.get('/export', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(ModelModel) } } }, (request) => models.export(request.user!));
 
-  app.post('/import', { onRequest: auth.verified, schema: { tags, body: ModelsImportForm, response: { 200: Type.Boolean() } } }, (request) =>
+  app.post('/import', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ModelsImportForm, response: { 200: Type.Boolean() } } }, (request) =>
     models.import(request.user!, request.body.models),
   );
 
@@ -101,7 +101,7 @@ async function modelAppRoutes(app: App, ctx: AreaContext<{ models: ModelsService
   const contextOf = (request: FastifyRequest, reply: FastifyReply) => callContext(request, reply, { groupNames: () => groups.groupsOf(request.user!.id) });
 
   for (const url of ['/api/models', '/api/v1/models']) {
-    app.get(url, { onRequest: auth.verified, schema: { tags, querystring: ModelsQuery, response: { 200: ModelListResponse } } }, async (request, reply) => {
+    app.get(url, { onRequest: auth.verified, config: OPENAI_COMPATIBLE, schema: { tags, querystring: ModelsQuery, response: { 200: ModelListResponse } } }, async (request, reply) => {
       const body = await models.listBody(request.user!, contextOf(request, reply), request.query.refresh === true);
       // Already serialised (see ModelsService.listBody); a string with a JSON type is sent as is.
       return reply.type('application/json; charset=utf-8').send(body as never);
@@ -117,13 +117,13 @@ async function modelAppRoutes(app: App, ctx: AreaContext<{ models: ModelsService
   );
 
   for (const url of ['/api/embeddings', '/api/v1/embeddings']) {
-    app.post(url, { onRequest: auth.verified, schema: { tags, body: OpenBody } }, async (request, reply) =>
+    app.post(url, { onRequest: auth.verified, config: OPENAI_COMPATIBLE, schema: { tags, body: OpenBody } }, async (request, reply) =>
       sendAnswer(reply, await completions.embeddings(request.user!, request.body as Json, contextOf(request, reply))),
     );
   }
 
   for (const url of ['/api/message', '/api/v1/messages']) {
-    app.post(url, { onRequest: auth.verified, schema: { tags, body: OpenBody } }, async (request, reply) => {
+    app.post(url, { onRequest: auth.verified, config: { bodyClass: 'large', ...OPENAI_COMPATIBLE }, schema: { tags, body: OpenBody } }, async (request, reply) => {
       const answer = await completions.messages(request.user!, request.body as Json, contextOf(request, reply));
       return sendAnswer(reply, answer, answer.kind === 'stream' ? 'text/event-stream' : undefined);
     });

@@ -102,13 +102,22 @@ export class ModelFiles {
     const name = path.basename(filename);
     if (!name) throw badRequest('Missing file');
     const file = path.join(await this.uploadsDir(), name);
-    await new Promise<void>((resolve, reject) => {
-      const out = createWriteStream(file);
-      content.pipe(out);
-      content.once('error', reject);
-      out.once('error', reject);
-      out.once('finish', resolve);
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const out = createWriteStream(file);
+        content.pipe(out);
+        content.once('error', (error) => {
+          out.destroy();
+          reject(error);
+        });
+        out.once('error', reject);
+        out.once('finish', resolve);
+      });
+    } catch (error) {
+      // A refused (too large) or broken upload leaves no partial file behind.
+      await rm(file, { force: true });
+      throw error;
+    }
     const upstream = this.upstream;
     const self = this;
     return (async function* () {

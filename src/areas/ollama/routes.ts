@@ -3,9 +3,10 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { StatusResponse } from '../../core/http/schema.js';
 import { HttpError } from '../../core/http/errors.js';
+import type { BodyClass } from '../../core/http/limits.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import { multipartFile } from './files.js';
 import type { OllamaCompatPath, OllamaService } from './service.js';
@@ -49,12 +50,15 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
     onRequest: onRequestHookHandler,
     body: TSchema | null,
     handler: (request: Request, reply: FastifyReply, urlIdx: number | undefined) => Promise<unknown>,
+    bodyClass?: BodyClass,
   ) => {
     for (const url of [path, `${path}/:url_idx`]) {
       app.route({
         method,
         url,
         onRequest,
+        // `/v1/*` speaks OpenAI's (and Anthropic's) dialect: errors carry their `error` object too.
+        config: { ...(bodyClass ? { bodyClass } : {}), ...(path.startsWith('/v1/') ? OPENAI_COMPATIBLE : {}) },
         schema: { tags, ...(body ? { body } : {}), ...(url.endsWith(':url_idx') ? { params: UrlIdxParams } : {}) },
         handler: (request, reply) => handler(request as Request, reply, (request as Request).params.url_idx),
       });
@@ -107,10 +111,10 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
     sendAnswer(reply, await ollama.embed(request.user!, '/api/embeddings', request.body as Json, idx, contextOf(request, reply))),
   );
   withIndex('POST', '/api/generate', auth.verified, GenerateCompletionForm, async (request, reply, idx) =>
-    sendAnswer(reply, await ollama.generate(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson'),
+    sendAnswer(reply, await ollama.generate(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson'), 'large',
   );
   withIndex('POST', '/api/chat', auth.verified, GenerateChatCompletionForm, async (request, reply, idx) =>
-    sendAnswer(reply, await ollama.chat(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson'),
+    sendAnswer(reply, await ollama.chat(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson'), 'large',
   );
 
   const compat: [string, OllamaCompatPath, TSchema, string | undefined][] = [
@@ -124,7 +128,7 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
     withIndex('POST', path, auth.verified, body, async (request, reply, idx) => {
       const answer = await ollama.compat(request.user!, upstreamPath, request.body as Json, idx, contextOf(request, reply));
       return sendAnswer(reply, answer, answer.kind === 'stream' ? streamType : undefined);
-    });
+    }, 'large');
   }
 
   withIndex('GET', '/v1/models', auth.verified, null, (request, reply, idx) => ollama.openaiModels(request.user!, idx, contextOf(request, reply)));
@@ -134,19 +138,18 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
     return events ? reply.type('text/event-stream').send(Readable.from(events)) : null;
   });
 
-  // Uploads are read from the request as they arrive (model files can be large), not parsed up front.
-  await app.register(async (uploads) => {
-    uploads.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-    for (const url of ['/models/upload', '/models/upload/:url_idx']) {
-      uploads.post(url, { onRequest: auth.admin, schema: { tags, ...(url.endsWith(':url_idx') ? { params: UrlIdxParams } : {}) } }, async (request, reply) => {
-        const file = await multipartFile(request.raw, request.headers['content-type'] ?? '');
-        if (!file) throw new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
-        const idx = (request.params as { url_idx?: number }).url_idx;
-        const events = await ollama.upload(file.filename, file.content, idx, contextOf(request, reply));
-        return reply.type('text/event-stream').send(Readable.from(events));
-      });
-    }
-  });
+  // Uploads are read from the request as they arrive (model files can be large), under FILE_MAX_SIZE.
+  for (const url of ['/models/upload', '/models/upload/:url_idx']) {
+    const params = url.endsWith(':url_idx') ? { params: UrlIdxParams } : {};
+    app.post(url, { onRequest: auth.admin, config: { bodyClass: 'upload' }, schema: { tags, ...params } }, async (request, reply) => {
+      const body = request.body instanceof Readable ? request.body : null;
+      const file = body && (await multipartFile(body, request.headers['content-type'] ?? ''));
+      if (!file) throw new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
+      const idx = (request.params as { url_idx?: number }).url_idx;
+      const events = await ollama.upload(file.filename, file.content, idx, contextOf(request, reply));
+      return reply.type('text/event-stream').send(Readable.from(events));
+    });
+  }
 
 }
 

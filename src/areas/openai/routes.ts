@@ -1,6 +1,6 @@
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
-import type { App } from '../../core/http/server.js';
+import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import { ChatCompletionForm, OpenAIConfigForm, OpenAIConfigResponse, OpenAIVerifyForm, PassthroughParams, ResponsesForm, UrlIdxParams } from './schemas.js';
 import type { GroupsService } from '../groups/service.js';
@@ -11,6 +11,9 @@ async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; 
   const { openai, groups } = ctx.services;
   const { auth } = ctx;
   const tags = ['openai'];
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, ...OPENAI_COMPATIBLE };
+  });
   const contextOf = (request: Parameters<typeof callContext>[0], reply: Parameters<typeof callContext>[1]) =>
     callContext(request, reply, { groupNames: () => groups.groupsOf(request.user!.id) });
 
@@ -32,18 +35,18 @@ async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; 
     openai.listModels(request.user!, request.params.url_idx, contextOf(request, reply)),
   );
 
-  app.post('/chat/completions', { onRequest: auth.verified, schema: { tags, body: ChatCompletionForm } }, async (request, reply) =>
+  app.post('/chat/completions', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatCompletionForm } }, async (request, reply) =>
     sendAnswer(reply, await openai.chatCompletion(request.user!, request.body, contextOf(request, reply))),
   );
 
-  app.post('/responses', { onRequest: auth.verified, schema: { tags, body: ResponsesForm } }, async (request, reply) =>
+  app.post('/responses', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ResponsesForm } }, async (request, reply) =>
     sendAnswer(reply, await openai.responses(request.user!, request.body, contextOf(request, reply))),
   );
 
   // Speech and the pass-through read the body as sent (the speech cache is keyed by its bytes).
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
-    raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    raw.addContentTypeParser('*', raw.readBody);
 
     raw.post('/audio/speech', { onRequest: auth.verified, schema: { tags } }, async (request, reply) => {
       const { file } = await openai.speech(request.user!, (request.body as Buffer | undefined) ?? Buffer.alloc(0), contextOf(request, reply));
@@ -54,6 +57,7 @@ async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; 
       method: ['GET', 'POST', 'PUT', 'DELETE'],
       url: '/*',
       onRequest: auth.verified,
+      config: { bodyClass: 'large' },
       schema: { tags, params: PassthroughParams },
       handler: async (request, reply) => {
         const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';

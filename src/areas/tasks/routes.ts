@@ -53,7 +53,7 @@ async function tasksRoutes(app: App, ctx: AreaContext<{ tasks: TasksService; gro
     ['/moa/completions', 'moa'],
   ];
   for (const [url, kind] of routes) {
-    app.post(url, { onRequest: auth.verified, schema: { tags: schemaTags, body: TaskBody } }, async (request, reply) => {
+    app.post(url, { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags: schemaTags, body: TaskBody } }, async (request, reply) => {
       const answer = await tasks.run(kind, request.user!, request.body as Json, contextOf(request, reply));
       return sendAnswer(reply, answer, answer.kind === 'stream' ? 'text/event-stream' : undefined);
     });

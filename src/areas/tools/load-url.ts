@@ -103,7 +103,8 @@ export class ToolSourceFetcher {
       }
     } catch (error) {
       if (error instanceof HttpError) throw error;
-      if (error instanceof UrlRefusedError || (error as NodeJS.ErrnoException).code === 'EADDRREFUSED') throw badRequest(ERROR.INVALID_URL);
+      // The reference's words first, then why (the guard's refusal, also when found at connection time).
+      if (error instanceof UrlRefusedError || (error as NodeJS.ErrnoException).code === 'EADDRREFUSED') throw badRequest(`${ERROR.INVALID_URL} ${(error as Error).message}`);
       if (signal.aborted) throw badRequest(`[ERROR: Error fetching tool: no answer within ${this.options.timeoutMs / 1000} s]`);
       throw badRequest(`[ERROR: Error fetching tool: ${describe(error)}]`);
     } finally {

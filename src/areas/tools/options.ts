@@ -29,6 +29,7 @@ export function toolsOptionsFromEnv(raw: Record<string, string | undefined>): To
       policy: {
         allowLocal: bool(raw.ENABLE_LOCAL_WEB_FETCH ?? raw.ENABLE_RAG_LOCAL_WEB_FETCH, false),
         filterList: [...new Set([...DEFAULT_FILTER_LIST, ...list(raw.WEB_FETCH_FILTER_LIST)])],
+        variables: { allowLocal: 'ENABLE_LOCAL_WEB_FETCH', filterList: 'WEB_FETCH_FILTER_LIST' },
       },
       timeoutMs: (timeoutSeconds > 0 ? timeoutSeconds : 30) * 1000,
       maxBytes: Math.max(1, int(raw.TOOL_LOAD_URL_MAX_BYTES, 2 * 1024 * 1024)),

@@ -80,7 +80,8 @@ async function usersRoutes(app: App, ctx: AreaContext<{ users: UsersService; gro
 
   app.post(
     '/user/settings/update',
-    { onRequest: auth.verified, schema: { tags, body: UserSettings, response: { 200: UserSettings } } },
+    // The interface settings may hold a chat background image as a data URI.
+    { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: UserSettings, response: { 200: UserSettings } } },
     (request) => users.updateSettings(request.user!, request.body),
   );
 

@@ -102,6 +102,9 @@ const SWITCHES: Record<string, Record<string, Switch>> = {
 
 export const PERMISSION_SECTIONS = Object.keys(SWITCHES);
 
+/** Every USER_PERMISSIONS_* variable that seeds the tree. */
+export const PERMISSION_VARIABLES = Object.values(SWITCHES).flatMap((switches) => Object.values(switches).map((s) => s.env));
+
 function buildTree(value: (s: Switch) => boolean): Record<string, Record<string, boolean>> {
   const tree: Record<string, Record<string, boolean>> = {};
   for (const [section, switches] of Object.entries(SWITCHES)) {

@@ -18,13 +18,27 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 export interface UrlPolicy {
   allowLocal: boolean;
   filterList: string[];
+  /** The variables that set this policy, named in refusals so the operator knows what to change. */
+  variables: { allowLocal: string; filterList: string };
 }
 
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 export const DEFAULT_FILTER_LIST = ['!169.254.169.254', '!fd00:ec2::254', '!metadata.google.internal', '!metadata.azure.com', '!100.100.100.200'];
 
+/** A refused URL; the message says why and what allows it, in a sentence a user can act on. */
 export class UrlRefusedError extends Error {}
+
+/** Why an address is refused: local ones can be allowed by the operator, the others never. */
+function addressRefusal(address: string, host: string, policy: UrlPolicy): UrlRefusedError {
+  const target = host === address ? host : `${host} (${address})`;
+  if (addressAllowed(address, { ...policy, allowLocal: true })) {
+    return new UrlRefusedError(
+      `${target} is on this machine or a private network; local targets are refused unless the server runs with ${policy.variables.allowLocal}=true.`,
+    );
+  }
+  return new UrlRefusedError(`${target} is a link-local, cloud metadata or reserved address, which is always refused.`);
+}
 
 /** Addresses never reached, whatever the operator allows. */
 const alwaysBlocked = new BlockList();
@@ -134,7 +148,11 @@ export function urlPolicyFromEnv(raw: Record<string, string | undefined>): UrlPo
       ? flag(raw.EVENT_WEBHOOK_ALLOW_LOCAL)
       : flag(raw.ENABLE_LOCAL_WEB_FETCH ?? raw.ENABLE_RAG_LOCAL_WEB_FETCH);
   const custom = raw.EVENT_WEBHOOK_FILTER_LIST !== undefined ? list(raw.EVENT_WEBHOOK_FILTER_LIST) : list(raw.WEB_FETCH_FILTER_LIST);
-  return { allowLocal, filterList: [...new Set([...DEFAULT_FILTER_LIST, ...custom])] };
+  return {
+    allowLocal,
+    filterList: [...new Set([...DEFAULT_FILTER_LIST, ...custom])],
+    variables: { allowLocal: 'EVENT_WEBHOOK_ALLOW_LOCAL', filterList: 'EVENT_WEBHOOK_FILTER_LIST' },
+  };
 }
 
 const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
@@ -158,19 +176,21 @@ export class UrlGuard {
   }
 
   private parse(url: string): URL {
-    if (/[\\\t\r\n]/.test(url)) throw new UrlRefusedError('parser-confusing character');
+    const usage = 'Use an http:// or https:// URL with a host and no user name or password.';
+    if (/[\\\t\r\n]/.test(url)) throw new UrlRefusedError(`It contains a backslash, tab or line break. ${usage}`);
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      throw new UrlRefusedError('not a URL');
+      throw new UrlRefusedError(`It is not a URL. ${usage}`);
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UrlRefusedError('scheme');
-    if (parsed.username || parsed.password) throw new UrlRefusedError('credentials');
-    if (!parsed.hostname) throw new UrlRefusedError('no host');
-    if (!hostAllowed(parsed.hostname, this.policy.filterList)) throw new UrlRefusedError('filter list');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UrlRefusedError(`Its scheme is ${parsed.protocol}. ${usage}`);
+    if (parsed.username || parsed.password) throw new UrlRefusedError(`It contains a user name or password. ${usage}`);
+    if (!parsed.hostname) throw new UrlRefusedError(`It has no host. ${usage}`);
+    if (!hostAllowed(parsed.hostname, DEFAULT_FILTER_LIST)) throw new UrlRefusedError(`${parsed.hostname} is a cloud metadata host, which is always refused.`);
+    if (!hostAllowed(parsed.hostname, this.policy.filterList)) throw new UrlRefusedError(`${parsed.hostname} is refused by ${this.policy.variables.filterList}.`);
     const host = parsed.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !addressAllowed(host, this.policy)) throw new UrlRefusedError('address');
+    if (isIP(host) && !addressAllowed(host, this.policy)) throw addressRefusal(host, host, this.policy);
     return parsed;
   }
 
@@ -188,9 +208,11 @@ export class UrlGuard {
       addresses = await this.resolve(host);
     } catch {
       if (this.policy.allowLocal) return;
-      throw new UrlRefusedError('does not resolve');
+      throw new UrlRefusedError(`${host} does not resolve from the server.`);
     }
-    if (addresses.length === 0 || addresses.some((a) => !addressAllowed(a.address, this.policy))) throw new UrlRefusedError('address');
+    if (addresses.length === 0) throw new UrlRefusedError(`${host} does not resolve from the server.`);
+    const refused = addresses.find((a) => !addressAllowed(a.address, this.policy));
+    if (refused) throw addressRefusal(refused.address, host, this.policy);
   }
 
   /** A `net.connect` lookup that refuses the whole answer when any resolved address is refused. */
@@ -200,7 +222,7 @@ export class UrlGuard {
         const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
         const refused = addresses.find((a) => !addressAllowed(a.address, this.policy));
         if (refused || wanted.length === 0) {
-          const error = Object.assign(new Error(refused ? `address ${refused.address} refused for ${hostname}` : `no address for ${hostname}`), {
+          const error = Object.assign(refused ? addressRefusal(refused.address, hostname, this.policy) : new Error(`no address for ${hostname}`), {
             code: refused ? 'EADDRREFUSED' : 'ENOTFOUND',
           });
           callback(error, '', 0);

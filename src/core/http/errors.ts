@@ -1,6 +1,6 @@
 /**
  * Errors thrown by services and shaped into `{"detail": ...}` in one place
- * (`plugin.ts`). Status codes and strings follow the reference, because the web
+ * (`server.ts`). Status codes and strings follow the reference, because the web
  * frontend shows `detail` to the user and clients match on it.
  */
 export class HttpError extends Error {
@@ -10,6 +10,39 @@ export class HttpError extends Error {
   ) {
     super(typeof detail === 'string' ? detail : JSON.stringify(detail));
   }
+}
+
+/**
+ * The error object of OpenAI's API, sent beside `detail` on the OpenAI-compatible routes: the
+ * official SDKs read `error.message` (without it they report "status code (no body)").
+ */
+export interface OpenAIError {
+  message: string;
+  type: string;
+  code: string | null;
+}
+
+export function openAIError(status: number, detail: unknown): OpenAIError {
+  return { message: messageOf(detail), type: openAIErrorType(status), code: null };
+}
+
+function openAIErrorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+/** One line for a `detail`: the string itself, a 422 list as `loc: msg` items, anything else as JSON. */
+function messageOf(detail: unknown): string {
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail)) {
+    return detail
+      .map((item: { loc?: unknown; msg?: unknown }) => (Array.isArray(item?.loc) ? `${item.loc.join('.')}: ${String(item.msg)}` : JSON.stringify(item)))
+      .join('; ');
+  }
+  return JSON.stringify(detail);
 }
 
 export const badRequest = (detail: unknown) => new HttpError(400, detail);
@@ -54,4 +87,5 @@ export const ERROR = {
   INVALID_PASSWORD: (err = '') => err || 'The password does not meet the required validation criteria.',
   INVALID_URL: 'The URL you provided is invalid. Please double-check and try again.',
   FEATURE_DISABLED: (name = '') => `${name} is disabled`,
+  FILE_TOO_LARGE: (size = '') => `Oops! The file you're trying to upload is too large. Please upload a file that is less than ${size}.`,
 } as const;

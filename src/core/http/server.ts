@@ -1,4 +1,5 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
@@ -7,9 +8,17 @@ import findMyWay from 'find-my-way';
 import { registerCookies } from './cookies.js';
 import { corsHandler } from './cors.js';
 import { registerDocs } from './docs.js';
-import { HttpError } from './errors.js';
+import { HttpError, openAIError } from './errors.js';
+import { BodyReader, BodyRefused, dropRestOfBody, nestsDeeperThan, readRequestLimits, type RequestLimits } from './limits.js';
 import { lazyRequestLogger } from './request-logger.js';
-import { schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
+import { clippedDetails, schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** A route's whole body as bytes, under its body class's limit (for content-type parsers of raw bodies). */
+    readBody(request: FastifyRequest, payload: IncomingMessage): Promise<Buffer>;
+  }
+}
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -25,12 +34,33 @@ export interface HttpServerOptions {
   logger: FastifyBaseLogger;
   corsAllowOrigin: string[];
   version: string;
+  /** Body sizes, timeouts and the connection cap (`limits.ts`); the documented defaults when absent. */
+  limits?: RequestLimits;
+  /** FILE_MAX_SIZE in MB, read at each upload; null (the default): no limit. */
+  uploadLimitMb?: () => number | null;
   /** Serves the web frontend for GET (and so HEAD) requests no route matched; returns false when it has nothing. */
   fallback?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
 
+/** Sockets whose first request has not arrived yet: closed by the idle timeout set at connection. */
+const awaitingFirstRequest = new WeakSet<Socket>();
+
+/**
+ * Route `config` of the OpenAI-compatible routes: their errors also carry OpenAI's `error` object,
+ * so the official SDKs show the reason (`detail` stays, as the reference sends it).
+ */
+export const OPENAI_COMPATIBLE = { openAICompatible: true };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    openAICompatible?: boolean;
+  }
+}
+
 function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
-  return reply.code(status).type('application/json').send({ detail });
+  const shown = status === 422 ? clippedDetails(detail) : detail;
+  const body = reply.request.routeOptions.config?.openAICompatible ? { detail: shown, error: openAIError(status, shown) } : { detail: shown };
+  return reply.code(status).type('application/json').send(body);
 }
 
 /**
@@ -40,21 +70,46 @@ function sendDetail(reply: FastifyReply, status: number, detail: unknown) {
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<App> {
   const cors = corsHandler(options.corsAllowOrigin);
+  const limits = options.limits ?? readRequestLimits({});
+  const bodies = new BodyReader(limits, options.uploadLimitMb ?? (() => null));
   const app = Fastify({
     // HEAD is answered by the GET route, as Starlette adds HEAD to every GET route: the request is
     // routed as GET and Node leaves the body out (the response was made for a HEAD request). One
     // route per GET instead of two halves the router's work at start-up.
     exposeHeadRoutes: false,
-    serverFactory: (handler) =>
-      createServer((request, response) => {
-        if (cors(request, response)) return;
-        if (request.method === 'HEAD') request.method = 'GET';
-        handler(request, response);
-      }),
+    // Timeouts of Node's server (Fastify applies its own options only to a server it makes). A
+    // request is timed only while it arrives: a streamed answer (SSE) is never cut by them.
+    serverFactory: (handler) => {
+      const server = createServer(
+        {
+          headersTimeout: limits.headersTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          keepAliveTimeout: limits.keepAliveTimeoutMs,
+          connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+        },
+        (request, response) => {
+          const socket = request.socket;
+          if (awaitingFirstRequest.delete(socket)) socket.setTimeout(0);
+          if (cors(request, response)) return;
+          if (request.method === 'HEAD') request.method = 'GET';
+          handler(request, response);
+        },
+      );
+      server.maxConnections = limits.maxConnections;
+      // Node times headers only from a request's first byte: a connection that sends nothing
+      // would be held forever. Until its first request, an idle socket is closed (Node destroys
+      // a socket whose timeout nobody handles); a websocket upgrade clears it (ws does).
+      server.on('connection', (socket: Socket) => {
+        awaitingFirstRequest.add(socket);
+        socket.setTimeout(limits.headersTimeoutMs);
+      });
+      return server;
+    },
     loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyRequestLogger,
-    bodyLimit: 64 * 1024 * 1024,
+    // Bodies are read by `BodyReader` under their route class's limit; this is only a backstop.
+    bodyLimit: Math.max(...Object.values(limits.body)),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -93,25 +148,36 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     return known;
   };
 
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
+  app.decorate('readBody', (request: FastifyRequest, payload: IncomingMessage) => bodies.read(request, payload));
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', async (request: FastifyRequest, payload: IncomingMessage) => {
+    const text = (await bodies.read(request, payload)).toString('utf8');
+    if (!/\S/.test(text)) return undefined;
+    const invalid = (error: string) => {
+      const detail: ValidationDetail = { type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error } };
+      return Object.assign(new Error('invalid json'), { statusCode: 422, details: [detail] });
+    };
+    if (nestsDeeperThan(text, limits.jsonMaxDepth)) throw invalid(`Nesting deeper than ${limits.jsonMaxDepth} levels`);
     try {
-      done(null, JSON.parse(text));
+      return JSON.parse(text);
     } catch (error) {
-      const detail: ValidationDetail = {
-        type: 'json_invalid',
-        loc: ['body', 0],
-        msg: 'JSON decode error',
-        input: {},
-        ctx: { error: (error as Error).message },
-      };
-      done(Object.assign(new Error('invalid json'), { statusCode: 422, details: [detail] }), undefined);
+      throw invalid((error as Error).message);
     }
+  });
+  app.addContentTypeParser('text/plain', async (request: FastifyRequest, payload: IncomingMessage) => (await bodies.read(request, payload)).toString('utf8'));
+  // Only routes of class `upload` take multipart bodies, as a stream (415 elsewhere, as before).
+  app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, payload: IncomingMessage) => {
+    if (request.routeOptions.config?.bodyClass !== 'upload') throw new BodyRefused(415, 'Unsupported Media Type');
+    return bodies.upload(request, payload);
   });
 
   app.setErrorHandler((error: FastifyError & { details?: ValidationDetail[] }, request, reply) => {
+    if (error instanceof BodyRefused) {
+      // Fastify asks to close at once after a parser's error; with the client still sending, that
+      // resets the connection and the client never sees the answer. The rest is dropped instead.
+      reply.removeHeader('connection');
+      dropRestOfBody(request.raw, reply.raw);
+    }
     if (error instanceof HttpError) return sendDetail(reply, error.statusCode, error.detail);
     if (error.details) return sendDetail(reply, 422, error.details);
     if (error.validation) return sendDetail(reply, 422, validationDetails(error.validation as never, error.validationContext ?? 'body'));

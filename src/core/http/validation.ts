@@ -39,6 +39,68 @@ export interface ValidationDetail {
   ctx?: Record<string, unknown>;
 }
 
+/** Longest input a 422 echoes, in characters (of its JSON for objects and arrays). */
+export const ECHOED_INPUT_MAX = 256;
+/** Ends an echoed input that was cut at ECHOED_INPUT_MAX. */
+export const TRUNCATED_MARKER = '…[truncated]';
+
+/**
+ * An input as a 422 echoes it: as sent when short, else its first ECHOED_INPUT_MAX characters
+ * (of its JSON text, for an object or array) followed by TRUNCATED_MARKER. Pydantic echoes the
+ * whole input; a large body echoed back would double what a request costs the server.
+ */
+export function clippedInput(value: unknown): unknown {
+  if (typeof value === 'string') return value.length <= ECHOED_INPUT_MAX ? value : value.slice(0, ECHOED_INPUT_MAX) + TRUNCATED_MARKER;
+  if (value === null || typeof value !== 'object') return value;
+  const json = jsonPrefix(value, ECHOED_INPUT_MAX);
+  return json.length <= ECHOED_INPUT_MAX ? value : json.slice(0, ECHOED_INPUT_MAX) + TRUNCATED_MARKER;
+}
+
+/** A 422's detail list with every echoed input, key in `loc` and context value clipped (fields in their order). */
+export function clippedDetails(detail: unknown): unknown {
+  if (!Array.isArray(detail)) return detail;
+  return detail.map((entry: unknown) => {
+    if (entry === null || typeof entry !== 'object') return entry;
+    const clipped: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(entry)) {
+      if (field === 'input') clipped.input = clippedInput(value);
+      else if (field === 'loc' && Array.isArray(value)) clipped.loc = value.map(clippedInput);
+      else if (field === 'ctx' && value !== null && typeof value === 'object') {
+        clipped.ctx = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, clippedInput(item)]));
+      } else clipped[field] = value;
+    }
+    return clipped;
+  });
+}
+
+/** The JSON text of a value, written only until it is longer than `max` (a large input costs no more than a small one). */
+function jsonPrefix(value: unknown, max: number): string {
+  let out = '';
+  const write = (item: unknown): boolean => {
+    if (typeof item === 'string') out += JSON.stringify(item.length > max ? item.slice(0, max + 1) : item);
+    else if (Array.isArray(item)) {
+      out += '[';
+      for (let i = 0; i < item.length; i++) {
+        if (i > 0) out += ',';
+        if (!write(item[i])) return false;
+      }
+      out += ']';
+    } else if (item !== null && typeof item === 'object') {
+      out += '{';
+      let first = true;
+      for (const key in item) {
+        out += `${first ? '' : ','}${JSON.stringify(key.length > max ? key.slice(0, max + 1) : key)}:`;
+        first = false;
+        if (!write((item as Record<string, unknown>)[key])) return false;
+      }
+      out += '}';
+    } else out += String(JSON.stringify(item) ?? null);
+    return out.length <= max;
+  };
+  write(value);
+  return out;
+}
+
 const LOC_ROOT: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 const TYPE_ERRORS: Record<string, [string, string]> = {
@@ -142,4 +204,21 @@ export function validationDetails(errors: ErrorObject[], httpPart: string): Vali
     details.push({ type: 'value_error', loc: [root, ...pathOf(first.instancePath)], msg: first.message ?? 'Invalid value', input: first.data });
   }
   return details;
+}
+
+/**
+ * A check of a value against a route's body schema, with the routes' validator and
+ * rules (no coercion; defaults are filled into a copy only): the first problem as
+ * `field.path: message`, or null. Settings use it so that an import is held to the
+ * form that writes the key.
+ */
+export function schemaProblem(schema: object): (value: unknown) => string | null {
+  let compiled: ValidateFunction | undefined;
+  return (value) => {
+    compiled ??= bodyAjv.compile(schema);
+    if (compiled(structuredClone(value))) return null;
+    const [first] = validationDetails(compiled.errors ?? [], 'value');
+    const path = first.loc.slice(1).join('.');
+    return path ? `${path}: ${first.msg}` : first.msg;
+  };
 }

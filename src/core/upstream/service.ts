@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Core } from '../context.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, openAIError } from '../http/errors.js';
 import { ProviderCatalog, type ProviderModels } from './catalog.js';
 import { readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from './client.js';
 import { type Connection, ollamaConnections, openaiConnections, type Provider } from './connections.js';
@@ -8,12 +8,15 @@ import { publishProviderFailure, upstreamErrorOf } from './failures.js';
 import { type CallContext, connectionHeaders } from './headers.js';
 import { readUpstreamOptions, type UpstreamOptions } from './options.js';
 
-/** The reference's messages for provider trouble (constants.py; "Open WebUI" for the product name). */
+/**
+ * The reference's messages for provider trouble (constants.py; "Open WebUI" for the product name),
+ * the switches followed by where an admin turns them on.
+ */
 export const UPSTREAM_ERROR = {
   SERVER_CONNECTION_ERROR: 'Open WebUI: Server Connection Error',
   TIMEOUT: 'Open WebUI: Server Connection Error (the model provider did not answer in time)',
-  OLLAMA_API_DISABLED: 'The Ollama API is disabled. Please enable it to use this feature.',
-  OPENAI_API_DISABLED: 'OpenAI API is disabled',
+  OLLAMA_API_DISABLED: 'The Ollama API is disabled. Please enable it to use this feature. An admin switches it on in Admin Settings > Connections.',
+  OPENAI_API_DISABLED: 'OpenAI API is disabled. An admin switches it on in Admin Settings > Connections.',
   OLLAMA_NOT_FOUND: 'Open WebUI could not connect to Ollama',
   MODEL_NOT_FOUND: (name = '') => `Model '${name}' was not found`,
 } as const;
@@ -170,7 +173,7 @@ export class UpstreamService {
     const body = await this.read(response, options.context);
     if (response.status >= 400) {
       await this.failed('openai-compatible', connection.url, response.status, body, options, connection.key);
-      return { kind: 'json', status: response.status, body: errorBody(body) };
+      return { kind: 'json', status: response.status, body: errorBody(response.status, body) };
     }
     return { kind: 'json', status: response.status, body };
   }
@@ -210,11 +213,17 @@ export class UpstreamService {
 }
 
 
-/** A provider's error answer with a `detail` message added (the provider's own fields are kept for SDKs). */
-export function errorBody(body: unknown): Record<string, unknown> {
+/**
+ * A provider's error answer with a `detail` message added, as the reference's clients read it. The
+ * provider's own fields are kept for SDKs; an `error` without a message (a string, or none: a
+ * provider that answers `{detail}` or text) becomes OpenAI's error object.
+ */
+export function errorBody(status: number, body: unknown): Record<string, unknown> {
   const { message } = upstreamErrorOf(body);
   const detail = typeof message === 'string' && message ? message : message ? JSON.stringify(message) : UPSTREAM_ERROR.SERVER_CONNECTION_ERROR;
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) return { ...(body as Record<string, unknown>), detail };
-  return { detail };
+  const fields = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const error = fields.error as { message?: unknown } | null | undefined;
+  const readable = error !== null && typeof error === 'object' && typeof error.message === 'string';
+  return { ...fields, detail, ...(readable ? {} : { error: openAIError(status, detail) }) };
 }
 

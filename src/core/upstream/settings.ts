@@ -25,6 +25,7 @@ export const OPENAI_ENABLE = defineSetting<boolean | null>({
 export const OPENAI_BASE_URLS = defineSetting<string[]>({
   key: 'openai.api_base_urls',
   default: [OPENAI_DEFAULT_BASE_URL],
+  seedFrom: ['OPENAI_API_BASE_URLS', 'OPENAI_API_BASE_URL'],
   seed: (env) => {
     const single = (env.OPENAI_API_BASE_URL || OPENAI_DEFAULT_BASE_URL).replace(/\/$/, '');
     const list = env.OPENAI_API_BASE_URLS || single;
@@ -36,6 +37,7 @@ export const OPENAI_BASE_URLS = defineSetting<string[]>({
 export const OPENAI_API_KEYS = defineSetting<string[]>({
   key: 'openai.api_keys',
   default: [''],
+  seedFrom: ['OPENAI_API_KEYS', 'OPENAI_API_KEY'],
   seed: (env) => (env.OPENAI_API_KEYS || env.OPENAI_API_KEY || '').split(';').map((key) => key.trim()),
   check: stringList,
 });
@@ -78,6 +80,7 @@ export const OLLAMA_ENABLE = defineSetting<boolean | null>({
 export const OLLAMA_BASE_URLS = defineSetting<string[]>({
   key: 'ollama.base_urls',
   default: ['http://localhost:11434'],
+  seedFrom: ['OLLAMA_BASE_URLS', 'OLLAMA_BASE_URL', 'OLLAMA_API_BASE_URL'],
   seed: seedBaseUrls,
   check: (v) => (Array.isArray(v) && v.every((url) => typeof url === 'string') ? null : 'must be a list of strings'),
 });

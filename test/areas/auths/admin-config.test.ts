@@ -133,7 +133,7 @@ describe('admin authentication settings', () => {
     await world.api.post('/api/v1/auths/admin/config/ldap', { enable_ldap: false }, { token: world.admin.token });
     const off = await world.api.post('/api/v1/auths/ldap', { user: 'jdoe', password: 'pw' });
     expect(off.status).toBe(400);
-    expect(off.body.detail).toBe('LDAP authentication is not enabled');
+    expect(off.body.detail).toBe('LDAP authentication is not enabled. An admin switches it on in Admin Settings > General (LDAP).');
     expect((await world.api.post('/api/v1/auths/ldap', { user: 'jdoe' })).status).toBe(422);
   });
 
@@ -158,7 +158,7 @@ describe('admin authentication settings', () => {
   it('refuses the token exchange while it is disabled, and for unknown providers', async () => {
     const res = await world.api.post('/api/v1/auths/oauth/google/token/exchange', { token: 'abc' });
     expect(res.status).toBe(403);
-    expect(res.body.detail).toBe('Token exchange is disabled');
+    expect(res.body.detail).toBe('Token exchange is disabled. The server allows it when started with ENABLE_OAUTH_TOKEN_EXCHANGE=true.');
     expect((await world.api.post('/api/v1/auths/oauth/google/token/exchange', {})).status).toBe(422);
     await withServer({ env: { ENABLE_OAUTH_TOKEN_EXCHANGE: 'true' } }, async (enabled) => {
       const unknown = await enabled.api.post('/api/v1/auths/oauth/Google/token/exchange', { token: 'abc' });

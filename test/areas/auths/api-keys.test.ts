@@ -3,6 +3,8 @@ import { useServer, withWorld } from '../../helpers/world.js';
 
 const NOT_ALLOWED_TO_CREATE = 'API key creation is not allowed in the environment.';
 const NOT_ALLOWED_TO_USE = 'Use of API key is not enabled in the environment.';
+/** What Parley adds to the reference's words: why, and who can change it. */
+const SWITCHED_OFF = 'API keys are switched off: an admin switches them on in Admin Settings > General (or POST /api/v1/configs/import with auth.enable_api_keys: true).';
 
 describe('API keys', () => {
   const world = useServer({ admin: 'Admin', users: { member: 'user' } });
@@ -17,7 +19,7 @@ describe('API keys', () => {
     for (const method of ['POST', 'GET', 'DELETE']) {
       const res = await world.api.request(method, '/api/v1/auths/api_key', undefined, { token: world.admin.token });
       expect(res.status, method).toBe(403);
-      expect(res.body.detail).toBe(NOT_ALLOWED_TO_CREATE);
+      expect(res.body.detail).toBe(`${NOT_ALLOWED_TO_CREATE} ${SWITCHED_OFF}`);
     }
   });
 
@@ -62,7 +64,7 @@ describe('API keys', () => {
   it('refuses users without the features.api_keys permission', async () => {
     const res = await world.api.post('/api/v1/auths/api_key', undefined, { token: world.member.token });
     expect(res.status).toBe(403);
-    expect(res.body.detail).toBe(NOT_ALLOWED_TO_CREATE);
+    expect(res.body.detail).toBe(`${NOT_ALLOWED_TO_CREATE} Your account lacks the features.api_keys permission: an admin grants it in the default permissions or a group's.`);
   });
 
   it('stops accepting existing keys when keys are switched off', async () => {
@@ -70,7 +72,7 @@ describe('API keys', () => {
     await setAdminConfig({ ENABLE_API_KEYS: false });
     const res = await world.api.get('/api/v1/auths/', { token: key });
     expect(res.status).toBe(403);
-    expect(res.body.detail).toBe(NOT_ALLOWED_TO_USE);
+    expect(res.body.detail).toBe(`${NOT_ALLOWED_TO_USE} ${SWITCHED_OFF}`);
     await setAdminConfig({ ENABLE_API_KEYS: true });
     expect((await world.api.get('/api/v1/auths/', { token: key })).status).toBe(200);
   });

@@ -52,10 +52,11 @@ describe('API client mode', () => {
     const before = world.model.requests.length;
     const res = await world.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] }, { token: world.alice.token });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ detail: 'Model not found' });
+    // `detail` as the reference, and OpenAI's error object for the SDKs.
+    expect(res.body).toEqual({ detail: 'Model not found', error: { message: 'Model not found', type: 'invalid_request_error', code: null } });
     const unknown = await world.api.post('/api/chat/completions', { model: 'no-such-model', messages: [] }, { token: world.admin.token });
     expect(unknown.status).toBe(400);
-    expect(unknown.body).toEqual({ detail: 'Model not found' });
+    expect(unknown.body).toMatchObject({ detail: 'Model not found' });
     expect(world.model.requests.length).toBe(before);
     // Pending users are not verified users.
     expect((await world.api.post('/api/chat/completions', { model: 'fake-model' })).status).toBe(401);
@@ -144,7 +145,7 @@ describe('web client mode when things go wrong', () => {
       const { body } = webRequest(bobBrowser.socket, { content: 'let me in', chatId: own.body.id, parentId: 'x' });
       const res = await world.api.post('/api/chat/completions', body, { token: bob.token });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ detail: 'Something went wrong :/' });
+      expect(res.body).toMatchObject({ detail: 'Something went wrong :/' });
       expect((await world.api.get(`/api/tasks/chat/${own.body.id}`, { token: bob.token })).body).toEqual({ task_ids: [] });
       expect((await world.api.post(`/api/tasks/chat/${own.body.id}/stop`, undefined, { token: bob.token })).status).toBe(404);
     } finally {

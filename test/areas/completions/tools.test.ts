@@ -148,7 +148,7 @@ describe('tool calling', () => {
       limited.model.script = (body) => (isTaskPrompt(body) ? defaultScript(body) : { toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }] });
       const res = await limited.server.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'loop' }], tool_ids: ['calc'] }, { token: owner.token });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ detail: 'Tool-call limit reached (2 iterations).' });
+      expect(res.body).toMatchObject({ detail: 'Tool-call limit reached (2 iterations).', error: { message: 'Tool-call limit reached (2 iterations).' } });
       expect(limited.model.chatRequests()).toHaveLength(3);
     });
   }, 30000);

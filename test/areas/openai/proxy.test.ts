@@ -87,7 +87,7 @@ describe('GET /openai/models', () => {
     await world.api.post('/openai/config/update', { ENABLE_OPENAI_API: false, OPENAI_API_BASE_URLS: [world.openai.url], OPENAI_API_KEYS: [''], OPENAI_API_CONFIGS: {} }, { token: world.admin.token });
     const res = await world.api.get('/openai/models', { token: world.admin.token });
     expect(res.status).toBe(503);
-    expect(res.body.detail).toBe('OpenAI API is disabled');
+    expect(res.body.detail).toBe('OpenAI API is disabled. An admin switches it on in Admin Settings > Connections.');
     expect((await world.api.post('/openai/chat/completions', chat('gpt-fake'), { token: world.admin.token })).status).toBe(503);
   });
 });
