@@ -8,56 +8,59 @@ import { RevokedTokens } from './core/auth/revocations.js';
 import { TokenService } from './core/auth/tokens.js';
 import { ChangeFeed } from './core/changes.js';
 import { type Clock, systemClock } from './core/clock.js';
-import type { Core, RouteContext } from './core/context.js';
+import { type Area, mountAreas } from './core/areas.js';
+import type { AreaContext, Core } from './core/context.js';
 import { migrate, openDatabase } from './core/db/database.js';
 import { EventBus } from './core/events/publish.js';
 import { readRequestLimits } from './core/http/limits.js';
 import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
-import { authsRoutes } from './areas/auths/routes.js';
-import { configsRoutes } from './areas/configs/routes.js';
-import { eventsRoutes } from './areas/events/routes.js';
+import { authsArea } from './areas/auths/routes.js';
+import { configsArea } from './areas/configs/routes.js';
+import { eventsArea } from './areas/events/routes.js';
 import { EventsService } from './areas/events/service.js';
 import { createFrontend } from './areas/frontend/static.js';
 import { GroupsService } from './areas/groups/service.js';
-import { groupsRoutes } from './areas/groups/routes.js';
-import { legalRoutes } from './areas/legal/routes.js';
-import { systemRoutes } from './areas/system/routes.js';
+import { groupsArea } from './areas/groups/routes.js';
+import { legalArea } from './areas/legal/routes.js';
+import { systemArea } from './areas/system/routes.js';
 import { UsersService } from './areas/users/service.js';
-import { usersRoutes } from './areas/users/routes.js';
+import { usersArea } from './areas/users/routes.js';
 import { CompletionsService } from './areas/models/completions.js';
-import { modelAppRoutes, modelsRoutes } from './areas/models/routes.js';
+import { modelAppArea, modelsArea } from './areas/models/routes.js';
 import { ModelsService } from './areas/models/service.js';
-import { ollamaRoutes } from './areas/ollama/routes.js';
+import { ollamaArea } from './areas/ollama/routes.js';
 import { OllamaService } from './areas/ollama/service.js';
-import { openaiRoutes } from './areas/openai/routes.js';
+import { openaiArea } from './areas/openai/routes.js';
 import { OpenAIService } from './areas/openai/service.js';
 import { UpstreamService } from './core/upstream/service.js';
+import { OllamaProvider } from './core/providers/ollama.js';
+import { OpenAIProvider } from './core/providers/openai.js';
 import { PythonHost } from './core/python/host.js';
-import { toolsRoutes } from './areas/tools/routes.js';
-import { functionsRoutes } from './areas/functions/routes.js';
-import { skillsRoutes } from './areas/skills/routes.js';
+import { toolsArea } from './areas/tools/routes.js';
+import { functionsArea } from './areas/functions/routes.js';
+import { skillsArea } from './areas/skills/routes.js';
 import { ToolsService } from './areas/tools/service.js';
-import { chatsRoutes } from './areas/chats/routes.js';
+import { chatsArea } from './areas/chats/routes.js';
 import { ChatsService } from './areas/chats/service.js';
-import { foldersRoutes } from './areas/folders/routes.js';
+import { foldersArea } from './areas/folders/routes.js';
 import { FoldersService } from './areas/folders/service.js';
-import { completionsRoutes } from './areas/completions/routes.js';
+import { completionsArea } from './areas/completions/routes.js';
 import { readPipelineOptions } from './areas/completions/options.js';
 import { ChatPipeline } from './areas/completions/service.js';
 import { TaskRegistry } from './areas/tasks/registry.js';
-import { runningTasksRoutes, tasksRoutes } from './areas/tasks/routes.js';
+import { runningTasksArea, tasksArea } from './areas/tasks/routes.js';
 import { TasksService } from './areas/tasks/service.js';
 import { connectRealtime } from './areas/completions/realtime.js';
 import { readRealtimeOptions } from './core/realtime/options.js';
 import { Realtime } from './core/realtime/server.js';
-import { filesRoutes } from './areas/files/routes.js';
+import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
 import { FILE_MAX_SIZE } from './areas/system/settings.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
-/** Every area's service, built once here and handed to the route modules. */
+/** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
   users: UsersService;
   groups: GroupsService;
@@ -77,10 +80,6 @@ export interface Services {
   tasks: TasksService;
   pipeline: ChatPipeline;
   files: FilesService;
-}
-
-export interface AreaContext extends RouteContext {
-  services: Services;
 }
 
 export interface Parley {
@@ -149,14 +148,17 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
   const users = new UsersService(core);
   const groups = new GroupsService(core, users);
-  const access = new AccessService(core, groups);
-  const auths = new AuthsService(core, users, access, { redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix });
+  const access = new AccessService(core, groups, users);
+  const auths = new AuthsService(core, users, access, groups, { redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix });
+  users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const models = new ModelsService(core, upstream, access, users);
-  const openai = new OpenAIService(core, upstream, models, access);
-  const ollama = new OllamaService(core, upstream, models);
-  const completions = new CompletionsService(upstream, models, openai, ollama);
+  // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
+  const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
+  const openai = new OpenAIService(core, upstream, providers.openai, models, access);
+  const ollama = new OllamaService(core, upstream, providers.ollama, models);
+  const completions = new CompletionsService(upstream, models, providers);
   const tools = new ToolsService(core, access, users, python);
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
@@ -208,33 +210,31 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   app.decorateRequest('token', null);
   app.decorateRequest('tokenClaims', null);
 
-  const context: AreaContext = { core, auth, services };
-  // Every area's routes and where they are mounted.
-  const areas: [(app: App, ctx: AreaContext) => Promise<void>, string | null][] = [
-    [systemRoutes, null],
-    [authsRoutes, '/api/v1/auths'],
-    [usersRoutes, '/api/v1/users'],
-    [groupsRoutes, '/api/v1/groups'],
-    [configsRoutes, '/api/v1/configs'],
-    [legalRoutes, '/api/v1/legal'],
-    [eventsRoutes, '/api/events'],
-    [modelsRoutes, '/api/v1/models'],
-    [modelAppRoutes, null],
-    [openaiRoutes, '/openai'],
-    [ollamaRoutes, '/ollama'],
-    [toolsRoutes, '/api/v1/tools'],
-    [functionsRoutes, '/api/v1/functions'],
-    [skillsRoutes, '/api/v1/skills'],
-    [chatsRoutes, '/api/v1/chats'],
-    [foldersRoutes, '/api/v1/folders'],
-    [filesRoutes, '/api/v1/files'],
-    [completionsRoutes, null],
-    [runningTasksRoutes, null],
-    [tasksRoutes, '/api/v1/tasks'],
+  const context: AreaContext<Services> = { core, auth, services };
+  // Every area of the interface, each mounted where its routes.ts says.
+  const areas: Area<Services>[] = [
+    systemArea,
+    authsArea,
+    usersArea,
+    groupsArea,
+    configsArea,
+    legalArea,
+    eventsArea,
+    modelsArea,
+    modelAppArea,
+    openaiArea,
+    ollamaArea,
+    toolsArea,
+    functionsArea,
+    skillsArea,
+    chatsArea,
+    foldersArea,
+    filesArea,
+    completionsArea,
+    runningTasksArea,
+    tasksArea,
   ];
-  for (const [routes, prefix] of areas) {
-    await app.register(async (api) => routes(api as App, context), prefix ? { prefix } : {});
-  }
+  await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
   // The socket server shares the HTTP server (`/ws/socket.io`).
   await realtime.attach(app.server);

@@ -25,8 +25,13 @@ export interface Core {
   changes: ChangeFeed;
 }
 
-/** What route modules receive: the core plus the auth hooks. */
-export interface RouteContext {
+/**
+ * What an area's routes receive: the core, the auth hooks, and the services the area calls.
+ * Each area names those services in `S`, so its dependencies show in its own files; app.ts
+ * builds them all and the compiler checks that they satisfy every area listed.
+ */
+export interface AreaContext<S extends object = object> {
   core: Core;
   auth: AuthGuard;
+  services: S;
 }

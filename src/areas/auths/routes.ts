@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { credentialOf, TOKEN_COOKIE } from '../../core/auth/guard.js';
 import { clearCookie, cookieHeader } from '../../core/http/cookies.js';
 import type { App } from '../../core/http/server.js';
@@ -28,14 +29,14 @@ import {
   UpdateTimezoneForm,
   UserProfileImageResponse,
 } from './schemas.js';
-import type { IssuedToken } from './service.js';
+import type { AuthsService, IssuedToken } from './service.js';
 
 /** Cookies a sign-out removes (the session token and the OAuth leftovers). */
 const SIGNOUT_COOKIES = [TOKEN_COOKIE, 'oui-session', 'oauth_id_token'];
 const OAUTH_SESSION_COOKIE = 'oauth_session_id';
 
 /** `/api/v1/auths`: sign-up, sign-in, sessions, own account, API keys and the admin's auth settings. */
-export async function authsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function authsRoutes(app: App, ctx: AreaContext<{ auths: AuthsService }>): Promise<void> {
   const auths = ctx.services.auths;
   const { env } = ctx.core;
   const tags = ['auths'];
@@ -178,3 +179,5 @@ export async function authsRoutes(app: App, ctx: AreaContext): Promise<void> {
     async (request) => auths.exchangeOAuthToken(request.params.provider),
   );
 }
+
+export const authsArea = defineArea('/api/v1/auths', authsRoutes);

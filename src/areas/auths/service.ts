@@ -9,6 +9,7 @@ import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { fromJson } from '../../core/db/json.js';
 import { badRequest, ERROR, forbidden, HttpError, notFound } from '../../core/http/errors.js';
+import type { GroupsService } from '../groups/service.js';
 import type { UsersService } from '../users/service.js';
 import { RateLimiter } from './rate-limit.js';
 import type {
@@ -116,6 +117,7 @@ export class AuthsService {
     readonly core: Core,
     readonly users: UsersService,
     readonly access: AccessService,
+    private readonly groups: GroupsService,
     redis: { redisUrl: string | null; keyPrefix: string },
   ) {
     this.options = readAuthOptions(core.env.raw);
@@ -287,8 +289,7 @@ export class AuthsService {
   private async joinDefaultGroup(userId: string, trx: Db): Promise<void> {
     const groupId = this.setting<string>(defaultGroupIdSetting);
     if (!groupId) return;
-    const groups = this.access.groups;
-    if (await groups.byId(groupId, trx)) await groups.addMembers(null, groupId, [userId], trx);
+    if (await this.groups.byId(groupId, trx)) await this.groups.addMembers(null, groupId, [userId], trx);
     else this.core.log.warn({ groupId }, 'default group not found; new user not added');
   }
 

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
 import { IdParams } from '../../core/http/schema.js';
 import { callContext } from '../../core/upstream/relay.js';
@@ -41,12 +42,13 @@ import {
   UsageStatsQuery,
   UserIdParams,
 } from './schemas.js';
+import type { ChatsService } from './service.js';
 
 const TitleList = Type.Array(ChatTitleIdResponse);
 const NDJSON = 'application/x-ndjson';
 
 /** `/api/v1/chats`: stored conversations, their lists, tags, sharing and statistics. */
-export async function chatsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function chatsRoutes(app: App, ctx: AreaContext<{ chats: ChatsService }>): Promise<void> {
   const { chats } = ctx.services;
   const { auth } = ctx;
   const tags = ['chats'];
@@ -244,3 +246,5 @@ export async function chatsRoutes(app: App, ctx: AreaContext): Promise<void> {
     chats.removeTag(request.user!, request.params.id, request.body.name),
   );
 }
+
+export const chatsArea = defineArea('/api/v1/chats', chatsRoutes);

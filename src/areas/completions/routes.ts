@@ -1,14 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { JsonObject } from '../../core/http/schema.js';
 import { clientGone, sendAnswer } from '../../core/upstream/relay.js';
 import type { Json } from '../chats/history.js';
 import { ActionParams, ChatCompletionBody, TasksStarted } from './schemas.js';
-import type { RequestInfo } from './service.js';
+import type { ChatPipeline, RequestInfo } from './service.js';
 
 /** `/api/chat/*` and its `/api/v1` alias: chat completions, both modes (see docs/chat-pipeline.md). */
-export async function completionsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function completionsRoutes(app: App, ctx: AreaContext<{ pipeline: ChatPipeline }>): Promise<void> {
   const { pipeline } = ctx.services;
   const { auth } = ctx;
   const tags = ['chat'];
@@ -43,3 +44,5 @@ export async function completionsRoutes(app: App, ctx: AreaContext): Promise<voi
     pipeline.action(request.user!, request.params.action_id, request.body as Json),
   );
 }
+
+export const completionsArea = defineArea(null, completionsRoutes);

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import { JsonObject } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
@@ -29,7 +30,7 @@ import {
 import { ConfigsService } from './service.js';
 
 /** `/api/v1/configs`: admin configuration forms, import/export, banners and suggestions. */
-export async function configsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function configsRoutes(app: App, ctx: AreaContext): Promise<void> {
   const configs = new ConfigsService(ctx.core);
   const admin = { onRequest: ctx.auth.admin };
   const tags = ['configs'];
@@ -109,3 +110,5 @@ export async function configsRoutes(app: App, ctx: AreaContext): Promise<void> {
   );
   app.get('/banners', { onRequest: ctx.auth.verified, schema: { tags, response: { 200: Type.Array(BannerModel) } } }, async () => configs.banners());
 }
+
+export const configsArea = defineArea('/api/v1/configs', configsRoutes);

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { App } from '../../core/http/server.js';
 import {
@@ -14,9 +15,10 @@ import {
   WebhookIdParams,
   WebhookSecret,
 } from './schemas.js';
+import type { EventsService } from './service.js';
 
 /** /api/events: the catalog and webhook administration (interface §4.2), admin only; plus the delivery log. */
-export async function eventsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function eventsRoutes(app: App, ctx: AreaContext<{ events: EventsService }>): Promise<void> {
   const events = ctx.services.events;
   const onRequest = ctx.auth.admin;
   const actor = (request: { user: UserRecord | null }) => request.user as UserRecord;
@@ -67,3 +69,5 @@ export async function eventsRoutes(app: App, ctx: AreaContext): Promise<void> {
     events.test(request.params.webhook_id, actor(request)),
   );
 }
+
+export const eventsArea = defineArea('/api/events', eventsRoutes);

@@ -1,15 +1,17 @@
 import { createReadStream } from 'node:fs';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { IdParams } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
 import { FileContentQuery, FileModel } from './schemas.js';
+import type { FilesService } from './service.js';
 
 /**
  * `/api/v1/files`: a stored file's record and bytes (routers/files.py), enough
  * for files plugins store to show in chats. Uploads through HTTP, lists and
  * processing come with the files issue.
  */
-export async function filesRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function filesRoutes(app: App, ctx: AreaContext<{ files: FilesService }>): Promise<void> {
   const { files } = ctx.services;
   const { auth } = ctx;
   const tags = ['files'];
@@ -34,3 +36,5 @@ export async function filesRoutes(app: App, ctx: AreaContext): Promise<void> {
     return reply.type(contentType ?? 'application/octet-stream').send(createReadStream(file.path));
   });
 }
+
+export const filesArea = defineArea('/api/v1/files', filesRoutes);

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
 import { IdParams } from '../../core/http/schema.js';
 import {
@@ -17,9 +18,10 @@ import {
   SharedFolderChatsResponse,
   SharedFolderResponse,
 } from './schemas.js';
+import type { FoldersService } from './service.js';
 
 /** `/api/v1/folders`: the user's chat folders, and folders shared with them. */
-export async function foldersRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function foldersRoutes(app: App, ctx: AreaContext<{ folders: FoldersService }>): Promise<void> {
   const { folders } = ctx.services;
   const { auth } = ctx;
   const tags = ['folders'];
@@ -72,3 +74,5 @@ export async function foldersRoutes(app: App, ctx: AreaContext): Promise<void> {
     folders.delete(request.user!, request.params.id, request.query.delete_contents ?? true),
   );
 }
+
+export const foldersArea = defineArea('/api/v1/folders', foldersRoutes);

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
 import { IdParams } from '../../core/http/schema.js';
 import {
@@ -12,9 +13,11 @@ import {
   GroupResponse,
   UserIdsForm,
 } from './schemas.js';
+import type { AccessService } from '../../core/access/service.js';
+import type { GroupsService } from './service.js';
 
 /** `/api/v1/groups`: user groups, their members and per-group permissions. */
-export async function groupsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function groupsRoutes(app: App, ctx: AreaContext<{ groups: GroupsService; access: AccessService }>): Promise<void> {
   const { groups, access } = ctx.services;
   const { auth } = ctx;
   const tags = ['groups'];
@@ -63,3 +66,5 @@ export async function groupsRoutes(app: App, ctx: AreaContext): Promise<void> {
     access.previewGroup(request.params.id),
   );
 }
+
+export const groupsArea = defineArea('/api/v1/groups', groupsRoutes);

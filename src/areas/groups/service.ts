@@ -3,8 +3,8 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db } from '../../core/db/database.js';
+import type { UserDirectory } from '../../core/directory.js';
 import { notFound } from '../../core/http/errors.js';
-import type { UsersService } from '../users/service.js';
 import { type GroupPatch, type GroupRecord, GroupStore, type GroupWithCount } from './store.js';
 
 export type { GroupRecord, GroupWithCount } from './store.js';
@@ -63,7 +63,7 @@ export class GroupsService {
 
   constructor(
     readonly core: Core,
-    readonly users: UsersService,
+    private readonly users: UserDirectory,
   ) {
     core.changes.on('identity', () => this.memberships.invalidate());
   }

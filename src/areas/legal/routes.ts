@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
 
 /**
@@ -22,7 +23,7 @@ const AcceptLegalDocsForm = Type.Object({
 });
 const AcceptLegalDocsResponse = Type.Object({ accepted: Type.Array(Type.Object({}, { additionalProperties: true })), status: LegalStatusResponse });
 
-export async function legalRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function legalRoutes(app: App, ctx: AreaContext): Promise<void> {
   const status = () => ({ docs: [], needs_accept: false, server_time: ctx.core.clock.now() });
 
   app.get('/status', { onRequest: ctx.auth.current, schema: { tags: ['legal'], response: { 200: LegalStatusResponse } } }, async () => status());
@@ -38,3 +39,5 @@ export async function legalRoutes(app: App, ctx: AreaContext): Promise<void> {
     async () => ({ accepted: [], status: status() }),
   );
 }
+
+export const legalArea = defineArea('/api/v1/legal', legalRoutes);

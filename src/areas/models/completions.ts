@@ -1,34 +1,41 @@
 import { Readable } from 'node:stream';
 import type { UserRecord } from '../../core/auth/user.js';
 import { HttpError, badRequest, notFound } from '../../core/http/errors.js';
-import { stripPrefix } from '../../core/upstream/connections.js';
+import { type Provider, stripPrefix } from '../../core/upstream/connections.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
-import type { OllamaService } from '../ollama/service.js';
-import type { CompletionOptions, OpenAIService } from '../openai/service.js';
-import { anthropicToOpenAI, openAIStreamToAnthropic, openAIToAnthropic, unconvertedParams } from './anthropic.js';
+import { anthropicToOpenAI, openAIStreamToAnthropic, openAIToAnthropic, unconvertedParams } from '../../core/providers/anthropic.js';
+import type { OpenAIProvider } from '../../core/providers/openai.js';
+import type { ChatProvider } from '../../core/providers/provider.js';
 import type { ModelsService } from './service.js';
 
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+export interface CompletionOptions {
+  /** Internal callers that already checked access (the chat pipeline's tasks). */
+  bypassAccess?: boolean;
+  bypassSystemPrompt?: boolean;
+}
+
 /**
  * Provider-independent model calls: "complete this OpenAI-style request on
  * model X for user U", embeddings, and Anthropic-style messages, whatever the
  * model's provider. The chat pipeline calls `complete`; `/api/embeddings` and
- * `/api/v1/messages` are served from here.
+ * `/api/v1/messages` are served from here. The workspace model's rules (base
+ * model, parameters, system prompt, access) are applied here, then the model's
+ * provider (core/providers) shapes the request for its connection and sends it.
  */
 export class CompletionsService {
   constructor(
     private readonly upstream: UpstreamService,
     private readonly models: ModelsService,
-    private readonly openai: OpenAIService,
-    private readonly ollama: OllamaService,
+    private readonly providers: Record<Provider, ChatProvider> & { openai: OpenAIProvider },
   ) {}
 
   /** Which provider serves a model (a preset: its base model's provider); 404 when none does. */
-  async providerOf(modelId: string, context: CallContext): Promise<'openai' | 'ollama'> {
+  async providerOf(modelId: string, context: CallContext): Promise<Provider> {
     const info = await this.models.byId(modelId);
     const target = info?.base_model_id ?? modelId;
     for (const refresh of [false, true]) {
@@ -45,35 +52,30 @@ export class CompletionsService {
    * already did (`bypassAccess`); the client's signal in `context` cancels it.
    */
   async complete(user: UserRecord, payload: Json, context: CallContext, options: CompletionOptions = {}): Promise<Answer> {
-    const provider = await this.providerOf(String(payload.model ?? ''), context);
-    if (provider === 'openai') return this.openai.chatCompletion(user, payload, context, options);
-    return this.ollama.compat(user, '/v1/chat/completions', payload, undefined, context, { bypassAccess: options.bypassAccess });
+    const { metadata: rawMetadata, ...rest } = payload;
+    const metadata = isObject(rawMetadata) ? rawMetadata : {};
+    const requested = String(rest.model ?? '');
+    const provider = this.providers[await this.providerOf(requested, context)];
+    provider.requireEnabled();
+    const prepared = await this.models.prepare(user, rest, { style: 'openai', metadata, bypassSystemPrompt: options.bypassSystemPrompt });
+    const route = await provider.locate(user, prepared.targetId, requested, context);
+    await this.models.requireUse(user, prepared.info, options.bypassAccess);
+    return provider.chat(route, user, prepared.payload, { ...context, metadata });
   }
 
   /** `POST /api/embeddings`: OpenAI-style embeddings on any model (utils/embeddings.generate_embeddings). */
   async embeddings(user: UserRecord, body: Json, context: CallContext): Promise<Answer> {
     const requested = String(body.model ?? '');
-    const provider = await this.providerOf(requested, context);
+    const name = await this.providerOf(requested, context);
+    const provider = this.providers[name];
     const info = await this.models.byId(requested);
     await this.models.requireUse(user, info);
     const model = info?.base_model_id ?? requested;
-    if (provider === 'openai') return this.openai.embeddings({ ...body, model }, context);
-    const request: Json = { model, input: body.input };
-    for (const key of ['truncate', 'options', 'keep_alive']) if (key in body) request[key] = body[key];
-    const answer = await this.ollama.embed(user, '/api/embed', request, undefined, context);
-    if (answer.kind !== 'json' || answer.status >= 400 || !isObject(answer.body)) return answer;
-    const embeddings = Array.isArray(answer.body.embeddings) ? answer.body.embeddings : [];
-    return {
-      kind: 'json',
-      status: 200,
-      body: {
-        object: 'list',
-        data: embeddings.map((embedding, index) =>
-          isObject(embedding) ? { object: 'embedding', embedding: embedding.embedding, index: embedding.index ?? index } : { object: 'embedding', embedding, index },
-        ),
-        model: answer.body.model ?? requested,
-      },
-    };
+    provider.requireEnabled();
+    const route = await provider.locate(user, model, requested, context);
+    // Ollama's embed route checks the base model's access too (routers/ollama.py), so a preset does not lend its grants.
+    if (name === 'ollama' && model !== requested) await this.models.requireUse(user, await this.models.byId(model));
+    return provider.embeddings(route, { ...body, model }, context);
   }
 
   /**
@@ -88,14 +90,12 @@ export class CompletionsService {
     const target = info?.base_model_id ?? requested;
     let passthroughParams: unknown = [];
     if (provider === 'openai') {
-      const { connection } = await this.openai.locate(target, requested, context);
-      const kind = String(connection.config.provider ?? '').toLowerCase();
-      if (connection.url.includes('api.anthropic.com') || kind === 'litellm') {
+      const route = await this.providers.openai.locate(user, target, requested, context);
+      if (this.providers.openai.speaksMessages(route.connection)) {
         await this.models.requireUse(user, info);
-        const payload: Json = { ...body, model: stripPrefix(target, connection.config.prefix_id) };
-        return this.upstream.openai(connection, '/messages', { json: payload, context, stream: payload.stream === true, requestedModel: requested });
+        return this.providers.openai.messages(route, { ...body, model: target }, context);
       }
-      passthroughParams = connection.config.passthrough_params ?? [];
+      passthroughParams = route.connection.config.passthrough_params ?? [];
     }
     const openaiPayload = anthropicToOpenAI(body);
     const allowed = new Set((typeof passthroughParams === 'string' ? passthroughParams.split(',') : Array.isArray(passthroughParams) ? passthroughParams : []).map((p) => String(p).trim()));

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import {
@@ -20,11 +21,14 @@ import {
   SyncModelsForm,
   TagQuery,
 } from './schemas.js';
+import type { GroupsService } from '../groups/service.js';
+import type { CompletionsService } from './completions.js';
+import type { ModelsService } from './service.js';
 
 type Json = Record<string, unknown>;
 
 /** `/api/v1/models`: workspace models (routers/models.py). */
-export async function modelsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function modelsRoutes(app: App, ctx: AreaContext<{ models: ModelsService }>): Promise<void> {
   const { models } = ctx.services;
   const { auth } = ctx;
   const tags = ['models'];
@@ -90,7 +94,7 @@ export async function modelsRoutes(app: App, ctx: AreaContext): Promise<void> {
  * The app-level model routes of main.py: the merged list, provider models,
  * unloading, and the provider-independent embeddings and Anthropic-style messages.
  */
-export async function modelAppRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function modelAppRoutes(app: App, ctx: AreaContext<{ models: ModelsService; completions: CompletionsService; groups: GroupsService }>): Promise<void> {
   const { models, completions, groups } = ctx.services;
   const { auth } = ctx;
   const tags = ['models'];
@@ -125,3 +129,6 @@ export async function modelAppRoutes(app: App, ctx: AreaContext): Promise<void> 
     });
   }
 }
+
+export const modelsArea = defineArea('/api/v1/models', modelsRoutes);
+export const modelAppArea = defineArea(null, modelAppRoutes);

@@ -1,14 +1,15 @@
 import { Readable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { StatusResponse } from '../../core/http/schema.js';
 import { HttpError } from '../../core/http/errors.js';
 import type { BodyClass } from '../../core/http/limits.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import { multipartFile } from './files.js';
-import type { OllamaCompatPath } from './service.js';
+import type { OllamaCompatPath, OllamaService } from './service.js';
 import {
   AnthropicMessagesForm,
   CopyModelForm,
@@ -29,12 +30,13 @@ import {
   UrlForm,
   UrlIdxParams,
 } from './schemas.js';
+import type { GroupsService } from '../groups/service.js';
 
 type Json = Record<string, unknown>;
 type Request = FastifyRequest<{ Params: { url_idx?: number }; Body: unknown }>;
 
 /** `/ollama`: Ollama connections, model management and the generation proxies (routers/ollama.py). */
-export async function ollamaRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; groups: GroupsService }>): Promise<void> {
   const { ollama, groups } = ctx.services;
   const { auth } = ctx;
   const tags = ['ollama'];
@@ -150,3 +152,5 @@ export async function ollamaRoutes(app: App, ctx: AreaContext): Promise<void> {
   }
 
 }
+
+export const ollamaArea = defineArea('/ollama', ollamaRoutes);

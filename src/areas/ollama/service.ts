@@ -1,15 +1,16 @@
-import { type UserRecord, isAdmin } from '../../core/auth/user.js';
+import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
-import { ERROR, HttpError, badRequest, notFound } from '../../core/http/errors.js';
+import { HttpError, badRequest } from '../../core/http/errors.js';
 import type { OllamaModel } from '../../core/upstream/catalog.js';
 import { readBody } from '../../core/upstream/client.js';
 import { type Connection, stripPrefix } from '../../core/upstream/connections.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
+import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE } from '../../core/upstream/settings.js';
+import { type OllamaProvider, withoutNulls } from '../../core/providers/ollama.js';
 import type { Readable } from 'node:stream';
 import type { ModelsService } from '../models/service.js';
 import { ModelFiles } from './files.js';
-import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE } from './settings.js';
 
 type Json = Record<string, unknown>;
 
@@ -24,7 +25,6 @@ export type OllamaCompatPath = '/v1/completions' | '/v1/chat/completions' | '/v1
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)];
-const withoutNulls = (body: Json): Json => Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined));
 
 /** `1.2.3`, `v0.5.1-rc2` → comparable numbers. */
 function versionKey(version: string): number[] {
@@ -54,17 +54,14 @@ export class OllamaService {
   constructor(
     private readonly core: Core,
     private readonly upstream: UpstreamService,
+    private readonly provider: OllamaProvider,
     private readonly models: ModelsService,
   ) {
     this.files = new ModelFiles(upstream, core.env.dataDir);
   }
 
-  private enabled(): boolean {
-    return this.core.settings.get(OLLAMA_ENABLE) === true;
-  }
-
   requireEnabled(): void {
-    if (!this.enabled()) throw new HttpError(503, UPSTREAM_ERROR.OLLAMA_API_DISABLED);
+    this.provider.requireEnabled();
   }
 
   config(): OllamaConfig {
@@ -116,32 +113,6 @@ export class OllamaService {
     return body;
   }
 
-  private async catalog(context: CallContext, refresh = false): Promise<Map<string, OllamaModel>> {
-    return (await this.upstream.models(context, refresh)).ollama;
-  }
-
-  /** A model of the merged list; the lists are fetched again once before giving up (404). */
-  private async find(modelId: string, context: CallContext, requested = modelId): Promise<OllamaModel> {
-    const model = (await this.catalog(context)).get(modelId) ?? (await this.catalog(context, true)).get(modelId);
-    if (!model) throw notFound(UPSTREAM_ERROR.MODEL_NOT_FOUND(requested));
-    return model;
-  }
-
-  /**
-   * The connection a call goes to (get_ollama_url): the one asked for, which for
-   * a user must be one that serves the model, or any that serves it.
-   */
-  private async route(user: UserRecord, modelId: string, urlIdx: number | undefined, context: CallContext, requested = modelId): Promise<Connection> {
-    if (urlIdx !== undefined) {
-      if (!isAdmin(user) && !this.upstream.options.bypassModelAccessControl) {
-        const model = (await this.catalog(context)).get(modelId) ?? (await this.catalog(context, true)).get(modelId);
-        if (!model?.urls.includes(urlIdx)) throw new HttpError(403, ERROR.ACCESS_PROHIBITED);
-      }
-      return this.upstream.connection('ollama', urlIdx);
-    }
-    return this.upstream.connection('ollama', pick((await this.find(modelId, context, requested)).urls));
-  }
-
   /** Users see the models shared with them; admins every model (get_filtered_models). */
   private async visibleTo<T>(user: UserRecord, items: T[], idOf: (item: T) => string): Promise<T[]> {
     if (user.role !== 'user') return items;
@@ -152,7 +123,7 @@ export class OllamaService {
   async tags(user: UserRecord, urlIdx: number | undefined, context: CallContext): Promise<Json> {
     this.requireEnabled();
     let result: Json;
-    if (urlIdx === undefined) result = { models: [...(await this.catalog(context)).values()] };
+    if (urlIdx === undefined) result = { models: [...(await this.provider.catalog(context)).values()] };
     else {
       const answer = await this.upstream.ollama(this.upstream.connection('ollama', urlIdx), '/api/tags', { context });
       result = answer.kind === 'json' && isObject(answer.body) ? answer.body : { models: [] };
@@ -163,14 +134,14 @@ export class OllamaService {
 
   /** `GET /ollama/api/ps`: loaded models across connections; a connection that fails is left out. */
   async loaded(context: CallContext): Promise<{ models: OllamaModel[] }> {
-    if (!this.enabled()) return { models: [] };
+    if (!this.provider.enabled()) return { models: [] };
     const connections = this.upstream.connections('ollama').connections;
     return { models: await this.upstream.catalog.loadedModels(connections, context) };
   }
 
   /** `GET /ollama/api/version`: one connection's, or the lowest across connections. */
   async version(urlIdx: number | undefined, context: CallContext): Promise<unknown> {
-    if (!this.enabled()) return { version: false };
+    if (!this.provider.enabled()) return { version: false };
     if (urlIdx !== undefined) {
       const answer = await this.upstream.ollama(this.upstream.connection('ollama', urlIdx), '/api/version', { context });
       return answer.kind === 'json' ? answer.body : null;
@@ -186,7 +157,7 @@ export class OllamaService {
   async unload(body: Json, context: CallContext): Promise<{ status: boolean }> {
     const name = (body.model ?? body.name) as string | undefined;
     if (!name) throw badRequest('Missing name of the model to unload.');
-    const model = await this.find(name, context);
+    const model = await this.provider.find(name, context);
     const errors: { url_idx: number; error: string }[] = [];
     for (const idx of model.urls) {
       const connection = this.upstream.connection('ollama', idx);
@@ -206,13 +177,13 @@ export class OllamaService {
     let idx = urlIdx ?? 0;
     let payload = withoutNulls(body);
     if (kind === 'pull') payload = { ...payload, model: payload.model ?? payload.name, insecure: true };
-    if (kind === 'push' && urlIdx === undefined) idx = (await this.find(String(payload.model), context)).urls[0];
+    if (kind === 'push' && urlIdx === undefined) idx = (await this.provider.find(String(payload.model), context)).urls[0];
     return this.upstream.ollama(this.upstream.connection('ollama', idx), `/api/${kind}`, { json: payload, context, stream: true });
   }
 
   async copy(user: UserRecord, body: { source: string; destination: string }, urlIdx: number | undefined, context: CallContext): Promise<boolean> {
     this.requireEnabled();
-    const idx = urlIdx ?? (await this.find(body.source, context)).urls[0];
+    const idx = urlIdx ?? (await this.provider.find(body.source, context)).urls[0];
     await this.upstream.ollama(this.upstream.connection('ollama', idx), '/api/copy', { json: { source: body.source, destination: body.destination }, context });
     this.upstream.catalog.invalidate();
     await this.core.events.publish({
@@ -229,7 +200,7 @@ export class OllamaService {
     const payload = withoutNulls(body);
     const model = String(payload.model ?? payload.name ?? '');
     payload.model = model;
-    const idx = urlIdx ?? (await this.find(model, context)).urls[0];
+    const idx = urlIdx ?? (await this.provider.find(model, context)).urls[0];
     await this.upstream.ollama(this.upstream.connection('ollama', idx), '/api/delete', { method: 'DELETE', json: payload, context });
     this.upstream.catalog.invalidate();
     await this.core.events.publish({ event: 'model.provider_model.deleted', actor: user, subjectId: model, data: { provider: 'ollama', url_idx: idx } });
@@ -242,7 +213,7 @@ export class OllamaService {
     const payload = withoutNulls(body);
     const model = String(payload.model ?? payload.name ?? '');
     payload.model = model;
-    const found = await this.find(model, context);
+    const found = await this.provider.find(model, context);
     await this.models.requireUse(user, await this.models.byId(model));
     const connection = this.upstream.connection('ollama', pick(found.urls));
     const answer = await this.upstream.ollama(connection, '/api/show', { json: payload, context });
@@ -253,7 +224,7 @@ export class OllamaService {
   async embed(user: UserRecord, path: '/api/embed' | '/api/embeddings', body: Json, urlIdx: number | undefined, context: CallContext): Promise<Answer> {
     this.requireEnabled();
     const requested = String(body.model);
-    const connection = await this.route(user, requested, urlIdx, context);
+    const connection = await this.provider.route(user, requested, urlIdx, context);
     await this.models.requireUse(user, await this.models.byId(requested));
     // The legacy form takes no extra fields (GenerateEmbeddingsForm); /api/embed passes them on.
     const fields = path === '/api/embeddings' ? Object.fromEntries(['prompt', 'options', 'keep_alive'].map((k) => [k, body[k]])) : body;
@@ -265,10 +236,9 @@ export class OllamaService {
   async generate(user: UserRecord, body: Json, urlIdx: number | undefined, context: CallContext): Promise<Answer> {
     this.requireEnabled();
     const requested = String(body.model);
-    const connection = await this.route(user, requested, urlIdx, context);
+    const connection = await this.provider.route(user, requested, urlIdx, context);
     await this.models.requireUse(user, await this.models.byId(requested));
-    const payload = { ...withoutNulls(body), stream: body.stream ?? true, model: stripPrefix(requested, connection.config.prefix_id) };
-    return this.upstream.ollama(connection, '/api/generate', { json: payload, context, stream: payload.stream === true, requestedModel: requested });
+    return this.provider.send(connection, '/api/generate', { ...withoutNulls(body), stream: body.stream ?? true }, context, requested);
   }
 
   /** `POST /ollama/api/chat`: the workspace model's base model, parameters and system prompt applied; NDJSON when streamed. */
@@ -278,15 +248,9 @@ export class OllamaService {
     const metadata = isObject(rawMetadata) ? rawMetadata : null;
     const requested = String(rest.model);
     const prepared = await this.models.prepare(user, { ...withoutNulls(rest), stream: rest.stream ?? true }, { style: 'ollama', metadata });
-    const connection = await this.route(user, prepared.targetId, urlIdx, context, requested);
+    const connection = await this.provider.route(user, prepared.targetId, urlIdx, context, requested);
     await this.models.requireUse(user, prepared.info, options.bypassAccess);
-    const payload: Json = { ...prepared.payload, model: stripPrefix(prepared.targetId, connection.config.prefix_id) };
-    return this.upstream.ollama(connection, '/api/chat', {
-      json: payload,
-      context: { ...context, metadata },
-      stream: payload.stream === true,
-      requestedModel: requested,
-    });
+    return this.provider.send(connection, '/api/chat', prepared.payload, { ...context, metadata }, requested);
   }
 
   /**
@@ -294,7 +258,7 @@ export class OllamaService {
    * model's base model (and for completions its parameters) applied, access
    * checked, the prefix removed, the answer relayed.
    */
-  async compat(user: UserRecord, path: OllamaCompatPath, body: Json, urlIdx: number | undefined, context: CallContext, options: { bypassAccess?: boolean } = {}): Promise<Answer> {
+  async compat(user: UserRecord, path: OllamaCompatPath, body: Json, urlIdx: number | undefined, context: CallContext): Promise<Answer> {
     this.requireEnabled();
     const { metadata: rawMetadata, ...rest } = body;
     const metadata = isObject(rawMetadata) ? rawMetadata : null;
@@ -305,21 +269,15 @@ export class OllamaService {
       bypassSystemPrompt: path !== '/v1/chat/completions',
       metadata,
     });
-    const connection = await this.route(user, prepared.targetId, urlIdx, context, requested);
-    await this.models.requireUse(user, prepared.info, options.bypassAccess);
-    const payload: Json = { ...prepared.payload, model: stripPrefix(prepared.targetId, connection.config.prefix_id) };
-    return this.upstream.ollama(connection, path, {
-      json: payload,
-      context: { ...context, metadata },
-      stream: payload.stream === true,
-      requestedModel: requested,
-    });
+    const connection = await this.provider.route(user, prepared.targetId, urlIdx, context, requested);
+    await this.models.requireUse(user, prepared.info);
+    return this.provider.send(connection, path, prepared.payload, { ...context, metadata }, requested);
   }
 
   /** `GET /ollama/v1/models`: the Ollama models in OpenAI's list format. */
   async openaiModels(user: UserRecord, urlIdx: number | undefined, context: CallContext): Promise<Json> {
     let models: Json[];
-    if (urlIdx === undefined) models = [...(await this.catalog(context)).values()];
+    if (urlIdx === undefined) models = [...(await this.provider.catalog(context)).values()];
     else {
       const answer = await this.upstream.ollama(this.upstream.connection('ollama', urlIdx), '/api/tags', { context });
       models = answer.kind === 'json' && isObject(answer.body) && Array.isArray(answer.body.models) ? answer.body.models.filter(isObject) : [];

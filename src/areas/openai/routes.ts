@@ -1,10 +1,13 @@
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import { ChatCompletionForm, OpenAIConfigForm, OpenAIConfigResponse, OpenAIVerifyForm, PassthroughParams, ResponsesForm, UrlIdxParams } from './schemas.js';
+import type { GroupsService } from '../groups/service.js';
+import type { OpenAIService } from './service.js';
 
 /** `/openai`: OpenAI-compatible connections and their proxies (routers/openai.py). */
-export async function openaiRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; groups: GroupsService }>): Promise<void> {
   const { openai, groups } = ctx.services;
   const { auth } = ctx;
   const tags = ['openai'];
@@ -64,3 +67,5 @@ export async function openaiRoutes(app: App, ctx: AreaContext): Promise<void> {
     });
   });
 }
+
+export const openaiArea = defineArea('/openai', openaiRoutes);

@@ -4,14 +4,15 @@ import path from 'node:path';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { AccessService } from '../../core/access/service.js';
 import type { Core } from '../../core/context.js';
-import { ERROR, HttpError, badRequest, notFound } from '../../core/http/errors.js';
+import { ERROR, HttpError, badRequest } from '../../core/http/errors.js';
 import { readBody } from '../../core/upstream/client.js';
-import { type Connection, stripPrefix } from '../../core/upstream/connections.js';
+import type { Connection } from '../../core/upstream/connections.js';
 import { type CallContext, isAnthropicUrl, isAzure } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR, type UpstreamService } from '../../core/upstream/service.js';
+import { OPENAI_API_CONFIGS, OPENAI_API_KEYS, OPENAI_BASE_URLS, OPENAI_ENABLE } from '../../core/upstream/settings.js';
+import { azurePayload, deploymentOf, isAzureV1 } from '../../core/providers/openai-payload.js';
+import type { OpenAIProvider } from '../../core/providers/openai.js';
 import type { ModelsService } from '../models/service.js';
-import { adaptForReasoningModel, azurePayload, deploymentOf, fromResponsesResult, isAzureV1, isReasoningModel, logitBiasOf, toResponsesPayload } from './payload.js';
-import { OPENAI_API_CONFIGS, OPENAI_API_KEYS, OPENAI_BASE_URLS, OPENAI_ENABLE } from './settings.js';
 
 type Json = Record<string, unknown>;
 
@@ -20,12 +21,6 @@ export interface OpenAIConfig {
   OPENAI_API_BASE_URLS: string[];
   OPENAI_API_KEYS: string[];
   OPENAI_API_CONFIGS: Record<string, unknown>;
-}
-
-export interface CompletionOptions {
-  /** Internal callers that already checked access (the chat pipeline's tasks). */
-  bypassAccess?: boolean;
-  bypassSystemPrompt?: boolean;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -38,17 +33,10 @@ export class OpenAIService {
   constructor(
     private readonly core: Core,
     private readonly upstream: UpstreamService,
+    private readonly provider: OpenAIProvider,
     private readonly models: ModelsService,
     private readonly access: AccessService,
   ) {}
-
-  private enabled(): boolean {
-    return this.core.settings.get(OPENAI_ENABLE) === true;
-  }
-
-  private requireEnabled(): void {
-    if (!this.enabled()) throw new HttpError(503, UPSTREAM_ERROR.OPENAI_API_DISABLED);
-  }
 
   config(): OpenAIConfig {
     const settings = this.core.settings;
@@ -123,7 +111,7 @@ export class OpenAIService {
 
   /** `GET /openai/models[/{url_idx}]`: the merged list, or one connection's; users see the models shared with them. */
   async listModels(user: UserRecord, urlIdx: number | undefined, context: CallContext): Promise<Json> {
-    this.requireEnabled();
+    this.provider.requireEnabled();
     let result: Json;
     if (urlIdx === undefined) {
       result = { data: [...(await this.upstream.models(context)).openai.values()] };
@@ -145,97 +133,32 @@ export class OpenAIService {
     return result;
   }
 
-  /** The connection serving a provider model, refreshing the lists once when it is not known (404 when it stays unknown). */
-  async locate(modelId: string, requested: string, context: CallContext): Promise<{ connection: Connection; model: Json }> {
-    let model = (await this.upstream.models(context)).openai.get(modelId);
-    if (!model) model = (await this.upstream.models(context, true)).openai.get(modelId);
-    if (!model) throw notFound(UPSTREAM_ERROR.MODEL_NOT_FOUND(requested));
-    return { connection: this.upstream.connection('openai', model.urlIdx), model };
-  }
-
-  /** Where a call for a model goes, with Azure's deployment URLs and the Responses API's path. */
-  private target(connection: Connection, payload: Json, path: '/chat/completions' | '/responses' | '/embeddings'): { url: string; payload: Json; responses: boolean } {
-    const base = connection.url.replace(/\/+$/, '');
-    const responses = path === '/chat/completions' && connection.config.api_type === 'responses';
-    const finalPath = responses ? '/responses' : path;
-    let body = payload;
-    if (!isAzure(connection)) return { url: `${base}${finalPath}`, payload: responses ? toResponsesPayload(body) : body, responses };
-    if (isAzureV1(connection.url)) return { url: `${base}${finalPath}`, payload: responses ? toResponsesPayload(body) : body, responses };
-    const apiVersion = String(connection.config.api_version || '2023-03-15-preview');
-    const deployment = deploymentOf(body.model);
-    if (!deployment) throw badRequest('Invalid model name: must not be empty or contain path separators or traversal sequences');
-    if (path === '/chat/completions') body = azurePayload(body, apiVersion);
-    if (responses) body = toResponsesPayload(body);
-    return { url: `${connection.url}/openai/deployments/${deployment}${finalPath}?api-version=${apiVersion}`, payload: body, responses };
-  }
-
   /**
    * `POST /openai/chat/completions`, and the service call the chat pipeline makes:
    * the workspace model's base model, parameters and system prompt applied, access
    * checked, the request shaped for its connection, the answer streamed or returned.
    */
-  async chatCompletion(user: UserRecord, body: Json, context: CallContext, options: CompletionOptions = {}): Promise<Answer> {
-    this.requireEnabled();
+  async chatCompletion(user: UserRecord, body: Json, context: CallContext): Promise<Answer> {
+    this.provider.requireEnabled();
     const { metadata: rawMetadata, ...rest } = body;
     const metadata = isObject(rawMetadata) ? rawMetadata : {};
     const requested = rest.model;
     if (typeof requested !== 'string' || !requested) throw badRequest('Model is required');
-    const prepared = await this.models.prepare(user, rest, { style: 'openai', metadata, bypassSystemPrompt: options.bypassSystemPrompt });
-    const { connection, model } = await this.locate(prepared.targetId, requested, context);
-    await this.models.requireUse(user, prepared.info, options.bypassAccess);
-
-    let payload = prepared.payload;
-    payload.model = stripPrefix(String(payload.model), connection.config.prefix_id);
-    if (model.pipeline) payload.user = { name: user.name, id: user.id, email: user.email, role: user.role };
-    if (isReasoningModel(String(payload.model))) payload = adaptForReasoningModel(payload);
-    else if (!connection.url.includes('api.openai.com') && 'max_completion_tokens' in payload) {
-      payload.max_tokens = payload.max_completion_tokens;
-      delete payload.max_completion_tokens;
-    }
-    if ('max_tokens' in payload && 'max_completion_tokens' in payload) delete payload.max_tokens;
-    if (payload.logit_bias) payload.logit_bias = logitBiasOf(payload.logit_bias);
-
-    const target = this.target(connection, payload, '/chat/completions');
-    payload = target.payload;
-    if (!target.responses && Array.isArray(payload.messages)) {
-      payload.messages = payload.messages.map((message) =>
-        isObject(message) && message.role === 'tool' && Array.isArray(message.content)
-          ? { ...message, content: message.content.filter((p) => isObject(p) && (p.type === 'text' || p.type === 'input_text')).map((p) => String((p as Json).text ?? '')).join('') }
-          : message,
-      );
-    }
-    const stream = payload.stream === true;
-    if (!stream) delete payload.stream_options;
-    const answer = await this.upstream.openai(connection, '', {
-      url: target.url,
-      json: payload,
-      context: { ...context, metadata },
-      stream,
-      requestedModel: String(payload.model),
-    });
-    if (target.responses && answer.kind === 'json' && answer.status < 400 && isObject(answer.body)) {
-      return { ...answer, body: fromResponsesResult(answer.body) };
-    }
-    return answer;
+    const prepared = await this.models.prepare(user, rest, { style: 'openai', metadata });
+    const route = await this.provider.locate(user, prepared.targetId, requested, context);
+    await this.models.requireUse(user, prepared.info);
+    return this.provider.chat(route, user, prepared.payload, { ...context, metadata });
   }
 
   /** `POST /openai/responses`: the Responses API of the model's connection. */
   async responses(user: UserRecord, body: Json, context: CallContext): Promise<Answer> {
     const requested = String(body.model);
     const info = await this.models.byId(requested);
-    const { connection } = await this.locate(requested, requested, context);
+    const { connection } = await this.provider.locate(user, requested, requested, context);
     await this.models.requireUse(user, info);
     const payload: Json = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null));
-    const target = this.target(connection, payload, '/responses');
+    const target = this.provider.target(connection, payload, '/responses');
     return this.upstream.openai(connection, '', { url: target.url, json: target.payload, context, stream: payload.stream === true, requestedModel: requested });
-  }
-
-  /** OpenAI-style embeddings for a provider model (utils/embeddings for non-Ollama models); the caller checked access. */
-  async embeddings(body: Json, context: CallContext): Promise<Answer> {
-    const requested = String(body.model);
-    const { connection } = await this.locate(requested, requested, context);
-    const target = this.target(connection, body, '/embeddings');
-    return this.upstream.openai(connection, '', { url: target.url, json: target.payload, context, requestedModel: requested });
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { JsonObject } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
 
@@ -8,6 +9,8 @@ import type { App } from '../../core/http/server.js';
  * it whenever a chat is opened or started and treats a failure as "the chat could
  * not be loaded" (it goes back to `/`).
  */
-export async function skillsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function skillsRoutes(app: App, ctx: AreaContext): Promise<void> {
   app.get('/', { onRequest: ctx.auth.verified, schema: { tags: ['skills'], response: { 200: Type.Array(JsonObject()) } } }, async () => []);
 }
+
+export const skillsArea = defineArea('/api/v1/skills', skillsRoutes);

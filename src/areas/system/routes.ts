@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { TOKEN_COOKIE } from '../../core/auth/guard.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import { clearCookie } from '../../core/http/cookies.js';
@@ -14,7 +15,7 @@ import {
   VersionResponse,
   VersionUpdatesResponse,
 } from './schemas.js';
-import { SystemService } from './service.js';
+import { SystemService, type SystemServices } from './service.js';
 
 /**
  * The credential `/api/config` looks at: the Authorization header's second word
@@ -28,7 +29,7 @@ function configCredential(request: FastifyRequest): { token: string; fromCookie:
 }
 
 /** App-level routes outside `/api/v1`: health, version, changelog, config, usage, manifest, OpenSearch. */
-export async function systemRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function systemRoutes(app: App, ctx: AreaContext<SystemServices>): Promise<void> {
   const system = new SystemService(ctx.core, ctx.services);
   const tags = ['system'];
 
@@ -65,3 +66,5 @@ export async function systemRoutes(app: App, ctx: AreaContext): Promise<void> {
   app.get('/manifest.json', { schema: { tags, response: { 200: ManifestResponse } } }, async () => system.manifest());
   app.get('/opensearch.xml', { schema: { tags } }, async (_request, reply) => reply.type('application/xml').send(system.opensearch()));
 }
+
+export const systemArea = defineArea(null, systemRoutes);

@@ -1,9 +1,12 @@
 import { sql } from 'kysely';
-import type { Services } from '../../app.js';
+import type { AccessService } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { HttpError } from '../../core/http/errors.js';
+import type { Realtime } from '../../core/realtime/server.js';
+import type { AuthsService } from '../auths/service.js';
 import { readAuthOptions } from '../auths/settings.js';
+import type { UsersService } from '../users/service.js';
 import { CHANGELOG } from './changelog.js';
 import { type SystemOptions, readSystemOptions } from './settings.js';
 
@@ -58,6 +61,14 @@ const CONFIG_KEYS = [
 
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
+/** The services the app-level routes consult. */
+export interface SystemServices {
+  users: UsersService;
+  auths: AuthsService;
+  access: AccessService;
+  realtime: Realtime;
+}
+
 /**
  * The app-level routes: health probes, version, changelog, the frontend's
  * bootstrap config, the PWA manifest and the OpenSearch description.
@@ -68,7 +79,7 @@ export class SystemService {
 
   constructor(
     private readonly core: Core,
-    private readonly services: Services,
+    private readonly services: SystemServices,
   ) {
     this.options = readSystemOptions(core.env.raw, core.env.webuiName);
     this.trustedHeader = Boolean(readAuthOptions(core.env.raw).trustedEmailHeader);

@@ -1,13 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import type { Json } from '../chats/history.js';
 import { ChatIdParams, ChatTaskIds, StopResponse, TaskBody, TaskConfigForm, TaskConfigResponse, TaskIdParams, TaskList } from './schemas.js';
-import type { TaskKind } from './service.js';
+import type { GroupsService } from '../groups/service.js';
+import type { TaskKind, TasksService } from './service.js';
 
 /** `/api/tasks*` (main.py): the running generations, listed and stopped. */
-export async function runningTasksRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function runningTasksRoutes(app: App, ctx: AreaContext<{ tasks: TasksService }>): Promise<void> {
   const { tasks } = ctx.services;
   const { auth } = ctx;
   const schemaTags = ['tasks'];
@@ -28,7 +30,7 @@ export async function runningTasksRoutes(app: App, ctx: AreaContext): Promise<vo
 }
 
 /** `/api/v1/tasks` (routers/tasks.py): background task completions and their config. `POST /active/chats` is gone in 0.11.0. */
-export async function tasksRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function tasksRoutes(app: App, ctx: AreaContext<{ tasks: TasksService; groups: GroupsService }>): Promise<void> {
   const { tasks, groups } = ctx.services;
   const { auth } = ctx;
   const schemaTags = ['tasks'];
@@ -57,3 +59,6 @@ export async function tasksRoutes(app: App, ctx: AreaContext): Promise<void> {
     });
   }
 }
+
+export const runningTasksArea = defineArea(null, runningTasksRoutes);
+export const tasksArea = defineArea('/api/v1/tasks', tasksRoutes);

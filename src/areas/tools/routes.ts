@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
 import { IdParams } from '../../core/http/schema.js';
 import {
@@ -14,9 +15,10 @@ import {
   ValvesForm,
   ValvesResponse,
 } from './schemas.js';
+import type { ToolsService } from './service.js';
 
 /** `/api/v1/tools`: Python tools, their grants and valves (routers/tools.py). */
-export async function toolsRoutes(app: App, ctx: AreaContext): Promise<void> {
+async function toolsRoutes(app: App, ctx: AreaContext<{ tools: ToolsService }>): Promise<void> {
   const { tools } = ctx.services;
   const { auth } = ctx;
   const tags = ['tools'];
@@ -87,3 +89,5 @@ export async function toolsRoutes(app: App, ctx: AreaContext): Promise<void> {
     (request) => tools.updateUserValves(request.user!, request.params.id, request.body),
   );
 }
+
+export const toolsArea = defineArea('/api/v1/tools', toolsRoutes);

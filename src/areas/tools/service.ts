@@ -1,6 +1,6 @@
 import { type AccessGrant, type GrantSpec, grantsToAccessControl } from '../../core/access/grants.js';
 import type { AccessService, AccessSubject, SharingRule } from '../../core/access/service.js';
-import { type UserRecord, isAdmin } from '../../core/auth/user.js';
+import { type UserRecord, isAdmin, publicUser } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
@@ -13,7 +13,7 @@ import {
   type ValvesKind,
   rewriteImports,
 } from '../../core/python/host.js';
-import { type UsersService, publicUser } from '../users/service.js';
+import type { UsersService } from '../users/service.js';
 import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';

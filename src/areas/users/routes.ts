@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { AreaContext } from '../../app.js';
+import { defineArea } from '../../core/areas.js';
+import type { AreaContext } from '../../core/context.js';
 import { UserPermissionsSchema } from '../../core/access/permissions.js';
+import type { AccessService } from '../../core/access/service.js';
 import { JsonObject, Nullable } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
 import { GroupModel } from '../groups/schemas.js';
@@ -25,12 +27,13 @@ import {
   UserVariablesForm,
   UserVariablesResponse,
 } from './schemas.js';
+import type { GroupsService } from '../groups/service.js';
+import type { UsersService } from './service.js';
 
 /** `/api/v1/users`: user records, the signed-in user's own data, and default permissions. */
-export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
-  const { auth, services } = ctx;
-  const { users, access } = services;
-  users.connect(services);
+async function usersRoutes(app: App, ctx: AreaContext<{ users: UsersService; groups: GroupsService; access: AccessService }>): Promise<void> {
+  const { auth } = ctx;
+  const { users, groups, access } = ctx.services;
   const tags = ['users'];
 
   // ---- Lists ----
@@ -48,7 +51,7 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
   // ---- The caller's groups and permissions; the default permissions ----
 
   app.get('/groups', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(GroupModel) } } }, (request) =>
-    users.groupsOf(request.user!.id),
+    groups.groupsOf(request.user!.id),
   );
 
   app.get('/permissions', { onRequest: auth.verified, schema: { tags, response: { 200: PermissionsTree } } }, (request) =>
@@ -154,7 +157,7 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
   );
 
   app.get('/:user_id/groups', { onRequest: auth.admin, schema: { tags, params: UserIdParams, response: { 200: Type.Array(GroupModel) } } }, (request) =>
-    users.groupsOf(request.params.user_id),
+    groups.groupsOf(request.params.user_id),
   );
 
   app.get(
@@ -163,3 +166,5 @@ export async function usersRoutes(app: App, ctx: AreaContext): Promise<void> {
     (request) => users.accessPreview(request.params.user_id),
   );
 }
+
+export const usersArea = defineArea('/api/v1/users', usersRoutes);

@@ -116,6 +116,7 @@ export const OAuthSessionList = Type.Array(
     updated_at: Int,
   }),
 );
+export type OAuthSessionList = Static<typeof OAuthSessionList>;
 
 const IdName = Type.Object({ id: Type.String(), name: Type.String() });
 const PreviewResources = Type.Object({ items: Type.Array(IdName), total: Int });

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { AccessService } from '../../core/access/service.js';
-import type { UserRecord } from '../../core/auth/user.js';
+import { type PublicUser, type UserRecord, publicUser } from '../../core/auth/user.js';
 import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db, isUniqueViolation } from '../../core/db/database.js';
+import type { GroupDirectory } from '../../core/directory.js';
 import { ERROR, HttpError, badRequest, forbidden } from '../../core/http/errors.js';
-import type { AuthsService } from '../auths/service.js';
-import type { GroupsService } from '../groups/service.js';
 import { profileImageUrlProblem, resolveProfileImage, type ProfileImage } from './profile-image.js';
-import type { ListUsersQuery, UserStatusForm, UserUpdateForm, UserUsageQuery, UserUsageResponse } from './schemas.js';
+import type { ListUsersQuery, OAuthSessionList, UserStatusForm, UserUpdateForm, UserUsageQuery, UserUsageResponse } from './schemas.js';
 import { ENABLE_USER_STATUS, profileImagePolicy, type ProfileImagePolicy } from './settings.js';
 import { UserStore, type UserListFilter, type UserPatch } from './store.js';
 import { dailyHeatmap, usagePeriod, usageReport } from './usage.js';
@@ -23,22 +22,22 @@ export interface NewUser {
   id?: string;
 }
 
-/** The user record as responses carry it: everything but `variables` (interface §2.6). */
-export type PublicUser = Omit<UserRecord, 'variables'>;
-
-export function publicUser(user: UserRecord): PublicUser {
-  const { variables: _variables, ...rest } = user;
-  return rest;
+/** What users needs of the credentials' owner (the auths service provides it). */
+export interface UserCredentials {
+  /** The user's OAuth sessions, without their tokens. */
+  oauthSessionsOf(userId: string): Promise<OAuthSessionList>;
+  setPassword(userId: string, password: string, db: Db): Promise<unknown>;
+  setEmail(userId: string, email: string, db: Db): Promise<void>;
 }
 
 /**
- * The services users consult. Users is the root of the service graph (groups,
- * access and auths are built from it), so these are connected once all exist.
+ * The services users consult, each built from users: app.ts connects them once all
+ * exist. Users sees groups and credentials only through these interfaces.
  */
 export interface UserCollaborators {
-  groups: GroupsService;
+  groups: GroupDirectory;
   access: AccessService;
-  auths: AuthsService;
+  auths: UserCredentials;
 }
 
 /**
@@ -218,7 +217,17 @@ export class UsersService {
 
   /** How many users are active now (`GET /api/usage`). */
   activeCount(): Promise<number> {
-    return this.store().countActiveSince(this.core.clock.now() - ACTIVE_WINDOW_SECONDS);
+    return this.countActiveSince(this.core.clock.now() - ACTIVE_WINDOW_SECONDS);
+  }
+
+  /** Users seen since `since` (epoch seconds). */
+  countActiveSince(since: number): Promise<number> {
+    return this.store().countActiveSince(since);
+  }
+
+  /** A page of full records, for callers that show each as their viewer may see it (the plugin API). */
+  list(filter: UserListFilter) {
+    return this.store().list(filter);
   }
 
   private async existing(id: string, status = 400): Promise<UserRecord> {
@@ -278,10 +287,6 @@ export class UsersService {
   async activeStatus(id: string): Promise<{ active: boolean }> {
     const user = await this.byId(id);
     return { active: user ? this.isActive(user) : false };
-  }
-
-  groupsOf(userId: string) {
-    return this.peers.groups.groupsOf(userId);
   }
 
   /** A user's OAuth sessions without their tokens; none at all answers 400, as the reference. */

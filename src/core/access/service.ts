@@ -1,9 +1,9 @@
 import { type Expression, type SqlBool, sql } from 'kysely';
-import type { GroupsService } from '../../areas/groups/service.js';
 import { type UserRecord, isAdmin } from '../auth/user.js';
 import { deepFreeze } from '../cache.js';
 import type { Core } from '../context.js';
 import type { Db } from '../db/database.js';
+import type { GroupDirectory, UserDirectory } from '../directory.js';
 import { badRequest, notFound } from '../http/errors.js';
 import {
   type AccessGrant,
@@ -72,7 +72,8 @@ export class AccessService {
 
   constructor(
     readonly core: Core,
-    readonly groups: GroupsService,
+    readonly groups: GroupDirectory,
+    private readonly users: UserDirectory,
   ) {
     // Grants naming a deleted group go with it, in the transaction that deletes it (groups API or SCIM).
     core.events.subscribe(async (event, db) => {
@@ -273,7 +274,7 @@ export class AccessService {
     const userIds = [...new Set(grants.filter(isUserGrant).map((g) => g.principal_id))];
     const groupIds = [...new Set(grants.filter(isGroupGrant).map((g) => g.principal_id))];
     if (userIds.length > 0) {
-      const found = new Set((await this.groups.users.byIds(userIds, db)).map((u) => u.id));
+      const found = new Set((await this.users.byIds(userIds, db)).map((u) => u.id));
       const missing = userIds.filter((id) => !found.has(id));
       if (missing.length > 0) throw badRequest(`Access grant names unknown user(s): ${missing.join(', ')}`);
     }

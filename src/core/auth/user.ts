@@ -32,3 +32,11 @@ export interface UserRecord {
 }
 
 export const isAdmin = (user: Pick<UserRecord, 'role'>) => user.role === 'admin';
+
+/** The user record as responses carry it: everything but `variables` (interface §2.6). */
+export type PublicUser = Omit<UserRecord, 'variables'>;
+
+export function publicUser(user: UserRecord): PublicUser {
+  const { variables: _variables, ...rest } = user;
+  return rest;
+}

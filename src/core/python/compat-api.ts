@@ -1,11 +1,12 @@
-import type { FileRecord, FilesService } from '../../areas/files/service.js';
-import type { CompletionsService } from '../../areas/models/completions.js';
-import { type UsersService, publicUser } from '../../areas/users/service.js';
 import type { SettingsStore } from '../../config/settings.js';
-import { type UserRecord, isAdmin } from '../auth/user.js';
+import { type UserRecord, isAdmin, publicUser } from '../auth/user.js';
 import type { Clock } from '../clock.js';
+import type { Db } from '../db/database.js';
+import type { UserDirectory } from '../directory.js';
 import { isSensitiveKey } from '../events/publish.js';
 import { ERROR, HttpError, badRequest, forbidden } from '../http/errors.js';
+import type { CallContext } from '../upstream/headers.js';
+import type { Answer } from '../upstream/service.js';
 import type { BridgeCaller, PluginBridge } from './bridge.js';
 
 type Json = Record<string, unknown>;
@@ -42,10 +43,39 @@ export interface CompatChats {
   messageOf(chatId: string, messageId: string): Promise<Json | null>;
 }
 
+/** What the plugin API needs of the users area (UsersService provides it). */
+export interface CompatUsers extends UserDirectory {
+  count(db?: Db): Promise<number>;
+  activeCount(): Promise<number>;
+  countActiveSince(since: number): Promise<number>;
+  list(filter: { query?: string; orderBy?: string; direction?: string; skip?: number; limit?: number }): Promise<{ users: UserRecord[]; total: number }>;
+}
+
+/**
+ * What the plugin API needs of the files area (FilesService provides it). Each call
+ * checks the user's access; records go to plugins as they are.
+ */
+export interface CompatFiles {
+  get(user: UserRecord, id: string): Promise<object | null>;
+  getMany(user: UserRecord, ids: string[]): Promise<object[]>;
+  insert(user: UserRecord, form: { id: string; hash: string | null; filename: string; path: string; data: Json; meta: Json }): Promise<object | null>;
+  update(user: UserRecord, id: string, patch: { hash?: string; data?: Json; meta?: Json }): Promise<object | null>;
+  upload(user: UserRecord, upload: { filename: string; content: Buffer; contentType: string | null; metadata: Json }): Promise<object>;
+  /** Stores bytes under the user's uploads; the path returned is the plugin's to use. */
+  writeBytes(user: UserRecord, filename: string, content: Buffer): Promise<string>;
+  localPath(user: UserRecord, stored: string, own: ReadonlySet<string>): Promise<string>;
+  deleteBytes(user: UserRecord, stored: string, own: ReadonlySet<string>): Promise<void>;
+}
+
+/** What the plugin API needs of the models area: a chat completion on any model (CompletionsService provides it). */
+export interface CompatCompletions {
+  complete(user: UserRecord, payload: Json, context: CallContext, options: { bypassSystemPrompt?: boolean }): Promise<Answer>;
+}
+
 export interface CompatServices {
-  users: UsersService;
-  files: FilesService;
-  completions: CompletionsService;
+  users: CompatUsers;
+  files: CompatFiles;
+  completions: CompatCompletions;
   settings: SettingsStore;
   clock: Clock;
   /** Absent until the chats area is wired: chat operations then fail with 501. */
@@ -139,7 +169,7 @@ async function orNull<T>(run: () => Promise<T>): Promise<T | null> {
   }
 }
 
-function fileModel(file: FileRecord | null): Json | null {
+function fileModel(file: object | null): Json | null {
   return file ? { ...file } : null;
 }
 
@@ -186,14 +216,14 @@ export function defineCompatApi(bridge: PluginBridge, services: CompatServices):
       total = found.length;
     } else if (ids || roles) {
       // Filters the store does not know: match them on the whole list, then take the page.
-      const all = ids ? await users.byIds(ids) : (await users.store().list({ query: str(filter.query), orderBy: str(filter.order_by), direction: str(filter.direction) })).users;
+      const all = ids ? await users.byIds(ids) : (await users.list({ query: str(filter.query), orderBy: str(filter.order_by), direction: str(filter.direction) })).users;
       const include = roles?.filter((role) => !role.startsWith('!')) ?? [];
       const exclude = roles?.filter((role) => role.startsWith('!')).map((role) => role.slice(1)) ?? [];
       const matching = all.filter((u) => (include.length === 0 || include.includes(u.role)) && !exclude.includes(u.role));
       total = matching.length;
       found = matching.slice(skip, limit === undefined ? undefined : skip + limit);
     } else {
-      ({ users: found, total } = await users.store().list({ query: str(filter.query), orderBy: str(filter.order_by), direction: str(filter.direction), skip, limit }));
+      ({ users: found, total } = await users.list({ query: str(filter.query), orderBy: str(filter.order_by), direction: str(filter.direction), skip, limit }));
     }
     return { users: found.map((u) => userView(user, u)).filter(Boolean), total };
   });
@@ -203,7 +233,7 @@ export function defineCompatApi(bridge: PluginBridge, services: CompatServices):
     if (args.kind === 'active') return users.activeCount();
     if (args.kind === 'today') {
       const now = clock.now();
-      return users.store().countActiveSince(now - (now % 86_400));
+      return users.countActiveSince(now - (now % 86_400));
     }
     return users.count();
   });

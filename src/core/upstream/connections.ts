@@ -1,6 +1,5 @@
 import type { SettingsStore } from '../../config/settings.js';
-import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE } from '../../areas/ollama/settings.js';
-import { OPENAI_API_CONFIGS, OPENAI_API_KEYS, OPENAI_BASE_URLS, OPENAI_ENABLE } from '../../areas/openai/settings.js';
+import { OLLAMA_API_CONFIGS, OLLAMA_BASE_URLS, OLLAMA_ENABLE, OPENAI_API_CONFIGS, OPENAI_API_KEYS, OPENAI_BASE_URLS, OPENAI_ENABLE } from './settings.js';
 
 /**
  * The provider connections an admin configured, as one list per provider. A
