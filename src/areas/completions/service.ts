@@ -285,6 +285,9 @@ export class ChatPipeline {
     }
     for (const target of targets) {
       if (!target.messageId) continue;
+      // Without a user message (an API client answering a stored message again) the answer keeps its
+      // place in the tree and its timestamp; the result is merged into it when done.
+      if (!userId && Object.keys((await chats.messageOf(chatId, target.messageId)) ?? {}).length > 0) continue;
       await chats.upsertMessage(chatId, target.messageId, this.placeholder(target, userId));
       await this.messageCreated(user, chatId, target.messageId, { role: 'assistant', model: target.modelId });
     }
@@ -423,7 +426,8 @@ export class ChatPipeline {
     const error = { content: result.error };
     if (isSavedChatId(job.chatId)) {
       const partial = outputText(result.output) ? { output: result.output } : {};
-      await this.deps.chats.upsertMessage(job.chatId, messageId, { parentId: job.userMessageId, error, done: true, ...partial });
+      const placed = job.userMessageId ? { parentId: job.userMessageId } : {};
+      await this.deps.chats.upsertMessage(job.chatId, messageId, { ...placed, error, done: true, ...partial });
     }
     events.send('chat:message:error', { error });
     events.send('chat:tasks:cancel');
@@ -568,7 +572,7 @@ export class ChatPipeline {
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
-      else await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+      else await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
     };
     if (!job.stream) {
       const result = await generate(this.deps.completions, request, { progress() {} });
