@@ -803,7 +803,8 @@ export class ChatsService implements FolderChats {
   /** `GET /chats/{id}`: the chat with its context usage. */
   async get(user: UserRecord, id: string): Promise<ChatResponse> {
     const chat = await this.readable(user, id);
-    if (!chat) throw notFound();
+    // One answer for unknown and unreadable chats, the reference's 401 (a deleted account's chats read so).
+    if (!chat) throw unauthorized(ERROR.NOT_FOUND);
     return toChatResponse(chat, contextUsage(compactionConfig(this.core.settings), chat) as Json | null);
   }
 
@@ -1085,7 +1086,7 @@ export class ChatsService implements FolderChats {
       const chat = await this.store().byId(shareId);
       if (chat) return toChatResponse(chat);
     }
-    throw notFound();
+    throw unauthorized(ERROR.NOT_FOUND);
   }
 
   /** The chat whose share grants the user manages: their own, any for admins. */

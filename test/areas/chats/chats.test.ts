@@ -79,11 +79,11 @@ describe('POST /api/v1/chats/new', () => {
 });
 
 describe('GET /api/v1/chats/{id}', () => {
-  it('is 404 for unknown chats and for chats of other users', async () => {
+  it('is 401 NOT_FOUND for unknown chats and for chats of other users, as the reference', async () => {
     const chat = await newChat(world.api, world.alice);
     for (const [id, who] of [[UNKNOWN, world.alice], [chat.id, world.bob]] as const) {
       const res = await world.api.get(`/api/v1/chats/${id}`, as(who));
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(401);
       expect(res.body).toEqual(NOT_FOUND);
     }
   });
@@ -296,8 +296,8 @@ describe('DELETE /api/v1/chats/{id} and /api/v1/chats/', () => {
     expect(res.status).toBe(200);
     expect(res.body).toBe(true);
     expect(world.takeEvents()).toMatchObject([{ event: 'chat.deleted', subject: { type: 'chat', id: chat.id }, data: { owner_id: world.alice.id } }]);
-    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(404);
-    expect((await world.api.get(`/api/v1/chats/share/${share}`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(401);
+    expect((await world.api.get(`/api/v1/chats/share/${share}`, as(world.alice))).status).toBe(401);
     const rows = await world.server.parley.core.db.selectFrom('chat_message').select('id').where('chat_id', '=', chat.id).execute();
     expect(rows).toEqual([]);
     expect((await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(404);

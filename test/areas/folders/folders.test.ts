@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { type Account, addUser, as } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
@@ -10,9 +10,6 @@ const world = useServer({
   freshEvents: true,
 });
 
-beforeAll(async () => {
-  await setDefaultPermission(world.api, world.admin, 'sharing', 'folders', true);
-});
 let counter = 0;
 
 async function folder(owner: Account, body: Record<string, unknown> = {}) {
@@ -208,17 +205,14 @@ describe('POST /api/v1/folders/{id}/access/update', () => {
     expect(cleared.body.access_grants).toEqual([]);
   });
 
-  it('needs sharing.folders to give grants (403), drops public grants for users, and keeps them for admins', async () => {
+  it('lets an owner share with sharing.folders at its default (off, a switch of the web app only), drops public grants for users, and keeps them for admins', async () => {
     const target = await folder(world.alice);
-    await setDefaultPermission(world.api, world.admin, 'sharing', 'folders', false);
-    try {
-      const res = await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }] }, as(world.alice));
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual(PROHIBITED);
-      expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [] }, as(world.alice))).status).toBe(200);
-    } finally {
-      await setDefaultPermission(world.api, world.admin, 'sharing', 'folders', true);
-    }
+    const permissions = (await world.api.get('/api/v1/auths/', as(world.alice))).body.permissions;
+    expect(permissions.sharing.folders).toBe(false);
+    const res = await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }] }, as(world.alice));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.access_grants).toMatchObject([{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }]);
+    expect((await world.api.get(`/api/v1/folders/${target.id}`, as(world.bob))).status).toBe(200);
     const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: everyone }, as(world.alice))).body.access_grants).toEqual([]);
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: everyone }, as(world.admin))).body.access_grants).toHaveLength(1);
@@ -283,7 +277,7 @@ describe('shared folders', () => {
     expect(filed.folder_id).toBe(root.id);
     expect((await world.api.post('/api/v1/chats/new', { chat: {}, folder_id: root.id }, as(world.carol))).status).toBe(404);
     expect((await world.api.get(`/api/v1/chats/${owned.id}`, as(world.carol))).body.title).toBe('Alice filed');
-    expect((await world.api.get(`/api/v1/chats/${owned.id}`, await addUser(world.api, world.admin, 'user', 'Nobody').then(as))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${owned.id}`, await addUser(world.api, world.admin, 'user', 'Nobody').then(as))).status).toBe(401);
 
     const sub = await world.api.post('/api/v1/folders/', { name: 'Bob made', parent_id: root.id }, as(world.bob));
     expect(sub.status).toBe(200);
@@ -348,7 +342,7 @@ describe('DELETE /api/v1/folders/{id}', () => {
     expect(res.body).toBe(true);
     expect(world.takeEvents()).toMatchObject([{ event: 'folder.deleted', subject: { type: 'folder', id: top.id }, data: { folder_ids: [top.id, sub.id], delete_contents: true } }]);
     expect((await world.api.get(`/api/v1/folders/${sub.id}`, as(world.alice))).status).toBe(404);
-    expect((await world.api.get(`/api/v1/chats/${mine.id}`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${mine.id}`, as(world.alice))).status).toBe(401);
     expect((await world.api.get(`/api/v1/chats/${loose.id}`, as(world.alice))).status).toBe(200);
     expect((await world.api.get(`/api/v1/chats/${theirs.id}`, as(world.bob))).body.folder_id).toBeNull();
     const grants = await world.server.parley.core.db.selectFrom('access_grant').select('id').where('resource_id', '=', top.id).execute();
