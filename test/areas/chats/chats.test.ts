@@ -88,6 +88,23 @@ describe('GET /api/v1/chats/{id}', () => {
     }
   });
 
+  it('reads a deleted account’s chat as the reference: 401 NOT_FOUND for the admin, 401 for the account’s own token', async () => {
+    const leaving = await addUser(world.api, world.admin, 'user', 'Leaving Chats');
+    const chat = await newChat(world.api, leaving, { title: 'to be deleted' });
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.admin))).status).toBe(200);
+    expect((await world.api.delete(`/api/v1/users/${leaving.id}`, as(world.admin))).body).toBe(true);
+
+    const read = await world.api.get(`/api/v1/chats/${chat.id}`, as(world.admin));
+    expect(read.status).toBe(401);
+    expect(read.body).toEqual(NOT_FOUND);
+    expect((await world.api.get(`/api/v1/chats/list/user/${leaving.id}`, as(world.admin))).body).toEqual([]);
+    // utils/auth.py: a valid token whose user is gone is an invalid token.
+    const own = await world.api.get(`/api/v1/chats/${chat.id}`, as(leaving));
+    expect(own.status).toBe(401);
+    expect(own.body).toEqual({ detail: ERROR.INVALID_TOKEN });
+    expect((await world.api.get('/api/v1/auths/', as(leaving))).status).toBe(401);
+  });
+
   it('lets admins read any chat while ENABLE_ADMIN_CHAT_ACCESS is on', async () => {
     const chat = await newChat(world.api, world.alice);
     const res = await world.api.get(`/api/v1/chats/${chat.id}`, as(world.admin));
