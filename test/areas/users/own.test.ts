@@ -289,7 +289,8 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       const saved = await world.api.post('/api/v1/users/default/permissions', form, as(world.admin));
       expect(saved.status, saved.text).toBe(200);
       expect(saved.body.workspace.models).toBe(true);
-      expect(saved.body.sharing.public_tools).toBe(true);
+      // A save that leaves public tool sharing out does not grant it (reference #27716).
+      expect(saved.body.sharing.public_tools).toBe(false);
       expect(saved.body.chat.import).toBe(true);
       expect(world.events.map((e) => e.event)).toEqual(['user.permissions_updated']);
       expect(world.events[0]).toMatchObject({ subject: { type: 'config', id: 'user.permissions' }, actor: { id: world.admin.id } });
