@@ -279,12 +279,21 @@ export class FoldersService {
     return folder;
   }
 
-  /** `GET /folders/shared`: folders others shared with the user (and their subfolders), with the best permission held. */
+  /**
+   * `GET /folders/shared`: folders others shared with the user, with the best
+   * permission held, then the folders the user shared (write: they own them),
+   * each with its subfolders. The web app skips the folders it already lists as
+   * the user's own; the owner's entries let it mark them shared (reference ce18eca34).
+   */
   async shared(user: UserRecord): Promise<SharedFolder[]> {
     await this.requireFeature(user);
     const subject = { ...(await this.access.subjectOf(user)), bypass: false };
-    const roots = await this.store().sharedWith(user.id, this.access.accessFilter(subject, RESOURCE, 'read', { id: 'folder.id' }));
-    const writable = await this.access.accessibleIds(subject, RESOURCE, 'write', roots.map((f) => f.id));
+    const sharedWith = await this.store().sharedWith(user.id, this.access.accessFilter(subject, RESOURCE, 'read', { id: 'folder.id' }));
+    const own = await this.store().ofUser(user.id);
+    const ownGrants = await this.access.grantsOfMany(RESOURCE, own.map((f) => f.id));
+    const sharedBy = own.filter((f) => (ownGrants.get(f.id) ?? []).length > 0);
+    const roots = [...sharedWith, ...sharedBy];
+    const writable = new Set([...(await this.access.accessibleIds(subject, RESOURCE, 'write', sharedWith.map((f) => f.id))), ...sharedBy.map((f) => f.id)]);
     const owners = new Map((await this.users.byIds([...new Set(roots.map((f) => f.user_id))])).map((u) => [u.id, u.name]));
     const result = new Map<string, SharedFolder>();
     const add = (folder: FolderRecord, permission: GrantPermission) => {
@@ -304,7 +313,7 @@ export class FoldersService {
       });
     };
     for (const root of roots) add(root, writable.has(root.id) ? 'write' : 'read');
-    const treeOf = new Map<string, FolderRecord[]>();
+    const treeOf = new Map<string, FolderRecord[]>([[user.id, own]]);
     for (const root of roots) {
       const tree = treeOf.get(root.user_id) ?? (await this.store().ofUser(root.user_id));
       treeOf.set(root.user_id, tree);

@@ -263,7 +263,30 @@ describe('shared folders', () => {
     });
     expect(byId[sub.id]).toMatchObject({ parent_id: root.id, permission: 'write' });
     expect(byId[other.id]).toMatchObject({ owner_name: world.bob.name, permission: 'read' });
-    expect((await world.api.get('/api/v1/folders/shared', as(world.alice))).body.map((f: { id: string }) => f.id)).not.toContain(root.id);
+  });
+
+  it('lists the folders the owner shared, with their subfolders, under the owner with write; not those kept or unshared', async () => {
+    const owner = await addUser(world.api, world.admin, 'user', 'Sharing Owner');
+    const member = await addUser(world.api, world.admin, 'user', 'Sharing Member');
+    const shared = await folder(owner, { name: 'Harbour' });
+    const child = await folder(owner, { name: 'Harbour sub', parent_id: shared.id });
+    const kept = await folder(owner, { name: 'Kept' });
+    const dropped = await folder(owner, { name: 'Dropped' });
+    await share(owner, shared.id, [{ principal_id: member.id, permission: 'read' }]);
+    await share(owner, dropped.id, [{ principal_id: member.id, permission: 'read' }]);
+    await share(owner, dropped.id, []);
+
+    const listed = async (who: Account) => Object.fromEntries((await world.api.get('/api/v1/folders/shared', as(who))).body.map((f: { id: string }) => [f.id, f]));
+    const own = await listed(owner);
+    expect(own[shared.id]).toMatchObject({ user_id: owner.id, owner_name: owner.name, permission: 'write' });
+    expect(own[child.id]).toMatchObject({ parent_id: shared.id, permission: 'write' });
+    expect(Object.keys(own)).not.toContain(kept.id);
+    expect(Object.keys(own)).not.toContain(dropped.id);
+    const theirs = await listed(member);
+    expect(theirs[shared.id]).toMatchObject({ owner_name: owner.name, permission: 'read' });
+    expect(theirs[child.id]).toMatchObject({ permission: 'read' });
+    expect(Object.keys(theirs)).not.toContain(kept.id);
+    expect(Object.keys(theirs)).not.toContain(dropped.id);
   });
 
   it('lets readers read the chats filed there, writers file chats and subfolders there', async () => {
