@@ -143,12 +143,13 @@ describe('POST /api/v1/chats/{id}', () => {
     expect(again.body.chat.history.currentId).toBe('u1');
   });
 
-  it('is only for the owner (404 otherwise), and validates the form (422)', async () => {
+  it('is only for the owner (401 ACCESS_PROHIBITED otherwise, admins too, as the reference), and validates the form (422)', async () => {
     const chat = await newChat(world.api, world.alice, { title: 'Mine' });
     world.takeEvents();
     for (const who of [world.bob, world.admin]) {
       const res = await world.api.post(`/api/v1/chats/${chat.id}`, { chat: { title: 'Theirs' } }, as(who));
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(PROHIBITED);
     }
     expect((await world.api.post(`/api/v1/chats/${chat.id}`, { title: 'x' }, as(world.alice))).status).toBe(422);
     expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).body.title).toBe('Mine');
@@ -275,29 +276,31 @@ describe('pin, archive, folder', () => {
     expect((await world.api.get(`/api/v1/chats/folder/${folder.id}/list`, as(world.bob))).status).toBe(404);
   });
 
-  it('answers 404 on every per-chat route for a chat the user does not own', async () => {
+  it('refuses every per-chat route for a chat the user does not own as the reference does, the same for unknown chats', async () => {
     const chat = await newChat(world.api, world.alice);
     world.takeEvents();
-    const routes: [string, string, unknown?][] = [
-      ['POST', 'pin'],
-      ['GET', 'pinned'],
-      ['POST', 'archive'],
-      ['POST', 'folder', { folder_id: null }],
-      ['GET', 'tags'],
-      ['POST', 'tags', { name: 'x' }],
-      ['DELETE', 'tags', { name: 'x' }],
-      ['POST', 'share'],
-      ['DELETE', 'share'],
-      ['POST', 'unread'],
-      ['POST', 'clone', {}],
-      ['POST', 'fork'],
-      ['POST', 'compact'],
+    // chats.py, route by route; fork and unread (0.11.0) answer 404.
+    const FAILED = { detail: ERROR.DEFAULT() };
+    const routes: [string, string, unknown, number, unknown][] = [
+      ['POST', 'pin', undefined, 401, FAILED],
+      ['GET', 'pinned', undefined, 401, FAILED],
+      ['POST', 'archive', undefined, 401, FAILED],
+      ['POST', 'folder', { folder_id: null }, 401, FAILED],
+      ['GET', 'tags', undefined, 401, NOT_FOUND],
+      ['POST', 'tags', { name: 'x' }, 401, FAILED],
+      ['DELETE', 'tags', { name: 'x' }, 401, NOT_FOUND],
+      ['POST', 'share', undefined, 401, PROHIBITED],
+      ['DELETE', 'share', undefined, 401, PROHIBITED],
+      ['POST', 'clone', {}, 401, FAILED],
+      ['POST', 'compact', undefined, 401, NOT_FOUND],
+      ['POST', 'unread', undefined, 404, NOT_FOUND],
+      ['POST', 'fork', undefined, 404, NOT_FOUND],
     ];
-    for (const [method, path, body] of routes) {
+    for (const [method, path, body, status, detail] of routes) {
       for (const id of [chat.id, UNKNOWN]) {
         const res = await world.api.request(method, `/api/v1/chats/${id}/${path}`, body, as(world.bob));
-        expect(res.status, `${method} ${path} ${id}`).toBe(404);
-        expect(res.body).toEqual(NOT_FOUND);
+        expect(res.status, `${method} ${path} ${id}`).toBe(status);
+        expect(res.body, `${method} ${path} ${id}`).toEqual(detail);
       }
     }
     expect(world.takeEvents()).toEqual([]);
@@ -368,7 +371,7 @@ describe('messages', () => {
     expect(res.body.chat.history.messages.a1).toMatchObject({ content: 'final answer', model: 'm', parentId: 'u1', role: 'assistant' });
     expect(res.body.chat.history.currentId).toBe('a1');
     expect(world.takeEvents()).toMatchObject([{ event: 'message.updated', subject: { type: 'message', id: 'a1' }, data: { chat_id: chat.id, content_preview: 'final answer' } }]);
-    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'x' }, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'x' }, as(world.bob))).status).toBe(401);
     expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'by admin' }, as(world.admin))).status).toBe(200);
     expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, {}, as(world.alice))).status).toBe(422);
   });
@@ -409,7 +412,7 @@ describe('messages', () => {
     expect(world.takeEvents().map((e) => [e.event, e.data])).toContainEqual(['message.event_received', { chat_id: chat.id, event_type: 'message' }]);
     expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x' }, as(world.alice))).status).toBe(422);
     expect((await send('message', {})).status).toBe(200);
-    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x', data: {} }, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x', data: {} }, as(world.bob))).status).toBe(401);
   });
 });
 

@@ -111,7 +111,7 @@ describe('share access grants', () => {
     const refused = await world.api.post(`/api/v1/chats/${shareId}/clone/shared`, undefined, as(world.carol));
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(PROHIBITED);
-    expect((await world.api.post(`/api/v1/chats/${UNKNOWN}/clone/shared`, undefined, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${UNKNOWN}/clone/shared`, undefined, as(world.bob))).status).toBe(401);
   });
 
   it('drops public and open grants users may not give; admins may give them, and an open link needs no sign-in', async () => {
