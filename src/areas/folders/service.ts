@@ -392,15 +392,16 @@ export class FoldersService {
   }
 
   /**
-   * `POST /folders/{id}/access/update`: replaces the folder's grants; owner,
-   * admins and writers; grants they may not give are dropped. `sharing.folders`
+   * `POST /folders/{id}/access/update`: replaces the folder's grants; owner and
+   * admins only (writers edit the folder, not who shares it: the reference's
+   * 8145774e3); grants they may not give are dropped. `sharing.folders`
    * (off by default) only shows the web app's share control: the route does not
    * read it, as the reference's does not, so an owner may share at the default.
    */
   async updateAccess(user: UserRecord, id: string, accessGrants: unknown[]): Promise<FolderWithGrants> {
     await this.requireFeature(user);
     const folder = await this.require(id);
-    if (!isAdmin(user) && folder.user_id !== user.id && !(await this.hasAccess(user, folder, 'write'))) throw forbidden(ERROR.ACCESS_PROHIBITED);
+    if (!isAdmin(user) && folder.user_id !== user.id) throw forbidden(ERROR.ACCESS_PROHIBITED);
     const grants = await this.access.prepareGrants(user, accessGrants, { publicPermission: PUBLIC_FOLDERS_PERMISSION });
     return this.core.db.transaction().execute(async (trx) => {
       const access_grants = await this.access.replaceGrants(RESOURCE, id, grants, trx);

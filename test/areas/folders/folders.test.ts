@@ -219,7 +219,7 @@ describe('POST /api/v1/folders/{id}/access/update', () => {
     expect((await world.api.get(`/api/v1/folders/${target.id}`, as(world.carol))).status).toBe(200);
   });
 
-  it('is for the owner, admins and writers (403 for readers and strangers, 404 unknown, 400/422 bad grants)', async () => {
+  it('is for the owner and admins (403 for writers, readers and strangers, changing nothing; 404 unknown, 400/422 bad grants)', async () => {
     const target = await folder(world.alice);
     await share(world.alice, target.id, [
       { principal_id: world.bob.id, permission: 'write' },
@@ -227,7 +227,10 @@ describe('POST /api/v1/folders/{id}/access/update', () => {
     ]);
     const grants = { access_grants: [{ principal_type: 'user', principal_id: world.carol.id, permission: 'write' }] };
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.carol))).status).toBe(403);
-    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.bob))).status).toBe(200);
+    // A writer edits the folder but does not decide who shares it (the reference's 8145774e3).
+    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.bob))).status).toBe(403);
+    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [] }, as(world.bob))).status).toBe(403);
+    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.admin))).status).toBe(200);
     expect((await world.api.post(`/api/v1/folders/${UNKNOWN}/access/update`, grants, as(world.alice))).status).toBe(404);
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: null }, as(world.alice))).status).toBe(422);
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: UNKNOWN, permission: 'read' }] }, as(world.alice))).status).toBe(400);
