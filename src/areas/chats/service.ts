@@ -241,6 +241,17 @@ export class ChatsService implements FolderChats {
    * ENABLE_ADMIN_CHAT_ACCESS is on (the server's internal chats always); a chat
    * shared with them by a grant; a chat filed in a folder they may read.
    */
+  /** Admins reach other users' chats only while ENABLE_ADMIN_CHAT_ACCESS is on (the reference's #31413). */
+  private reachesEveryChat(user: UserRecord): boolean {
+    return isAdmin(user) && this.options.adminChatAccess;
+  }
+
+  /** Whether the chat exists and the user may continue and change it: its owner, or an admin reaching every chat. */
+  async managedBy(user: UserRecord, id: string): Promise<boolean> {
+    const chat = await this.store().headById(id);
+    return chat !== null && (chat.user_id === user.id || this.reachesEveryChat(user));
+  }
+
   async readable(user: UserRecord, id: string, db?: Db): Promise<ChatRecord | null> {
     const chat = await this.store(db).byId(id);
     if (!chat) return null;
@@ -548,10 +559,10 @@ export class ChatsService implements FolderChats {
     return toChatResponse(chat);
   }
 
-  /** A chat whose messages the user may change: their own, or any for admins. */
+  /** A chat whose messages the user may change: their own, or any for admins with ENABLE_ADMIN_CHAT_ACCESS. */
   private async editable(user: UserRecord, id: string): Promise<ChatHead> {
     const chat = await this.store().headById(id);
-    if (!chat || (chat.user_id !== user.id && !isAdmin(user))) throw REFUSAL.prohibited();
+    if (!chat || (chat.user_id !== user.id && !this.reachesEveryChat(user))) throw REFUSAL.prohibited();
     return chat;
   }
 
@@ -1105,9 +1116,9 @@ export class ChatsService implements FolderChats {
     throw unauthorized(ERROR.NOT_FOUND);
   }
 
-  /** The chat whose share grants the user manages: their own, any for admins. */
+  /** The chat whose share grants the user manages: their own, any for admins with ENABLE_ADMIN_CHAT_ACCESS. */
   private async shareable(user: UserRecord, id: string): Promise<ChatRecord> {
-    const chat = await this.store().byId(id, isAdmin(user) ? {} : { userId: user.id });
+    const chat = await this.store().byId(id, this.reachesEveryChat(user) ? {} : { userId: user.id });
     if (!chat) throw notFound();
     return chat;
   }

@@ -15,7 +15,7 @@ import type { ModelsService } from '../models/service.js';
 import type { TaskHandle } from '../tasks/registry.js';
 import type { TasksService } from '../tasks/service.js';
 import type { ToolsService } from '../tools/service.js';
-import { MessageEvents, isSavedChatId, ownsChat, temporarySessionId } from './events.js';
+import { MessageEvents, isSavedChatId, temporarySessionId } from './events.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
@@ -263,7 +263,7 @@ export class ChatPipeline {
   /** The chat owner (or an admin) adds a turn: the user's message under its parent, and an empty answer per model under it. */
   private async recordTurn(user: UserRecord, chatId: string, form: Json, targets: Target[], userMessage: Message | null): Promise<void> {
     const { chats } = this.deps;
-    if (!(await ownsChat(chats, user, chatId))) throw notFound(ERROR.DEFAULT());
+    if (!(await chats.managedBy(user, chatId))) throw notFound(ERROR.DEFAULT());
     const models = Array.isArray(userMessage?.models) && userMessage.models.length > 0 ? userMessage.models : targets.map((t) => t.modelId);
     const stored = await chats.own(user, chatId).catch(() => null);
     if (stored && (JSON.stringify(stored.chat.models) !== JSON.stringify(models) || (form.files !== undefined && JSON.stringify(stored.chat.files) !== JSON.stringify(form.files)))) {
@@ -523,7 +523,7 @@ export class ChatPipeline {
   private async requireChatAccess(user: UserRecord, chatId: unknown): Promise<void> {
     if (typeof chatId !== 'string' || !chatId || temporarySessionId(chatId) !== null) return;
     if (chatId.startsWith('channel:')) throw badRequest('Channel chats are not supported on this endpoint');
-    if (!isAdmin(user) && !(await ownsChat(this.deps.chats, user, chatId))) throw notFound(ERROR.DEFAULT());
+    if (!isAdmin(user) && !(await this.deps.chats.managedBy(user, chatId))) throw notFound(ERROR.DEFAULT());
   }
 
   /**

@@ -2,6 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { TestClock } from '../../helpers/server.js';
 import { type Account, addUser, as } from '../../helpers/users.js';
+import { fakeModel } from '../../helpers/fake-model.js';
 import { useServer } from '../../helpers/world.js';
 import { NOT_FOUND, PROHIBITED, UNKNOWN, chain, newChat, setDefaultPermission } from './fixtures.js';
 
@@ -671,5 +672,37 @@ describe('GET/POST /api/v1/chats/config', () => {
       { ENABLE_CONTEXT_COMPACTION: false, CONTEXT_COMPACTION_TOKEN_THRESHOLD: 80000, CONTEXT_COMPACTION_PROMPT_TEMPLATE: '' },
       as(world.admin),
     );
+  });
+});
+
+describe('with ENABLE_ADMIN_CHAT_ACCESS off', () => {
+  const restricted = useServer({ fakes: fakeModel(), env: { ENABLE_ADMIN_CHAT_ACCESS: 'false' }, admin: 'Restricted Admin', users: { owner: ['user', 'Owner Chats'] } });
+
+  it('refuses the admin every way into another user’s chat: read, message edit or deletion, a share grant, a continuation (reference #31413)', async () => {
+    const chat = await newChat(restricted.api, restricted.owner, { history: chain(['u1', 'user', 'the question'], ['a1', 'assistant', 'the private answer']) });
+    const admin = as(restricted.admin);
+    expect((await restricted.api.get(`/api/v1/chats/${chat.id}`, admin)).status).toBe(401);
+    const edited = await restricted.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'edited' }, admin);
+    expect(edited.status).toBe(401);
+    const deleted = await restricted.api.delete(`/api/v1/chats/${chat.id}/messages/missing`, admin);
+    expect(deleted.status).toBe(401);
+    expect(deleted.text).not.toContain('the private answer');
+    const grant = { access_grants: [{ principal_type: 'user', principal_id: restricted.admin.id, permission: 'read' }] };
+    expect((await restricted.api.post(`/api/v1/chats/shared/${chat.id}/access/update`, grant, admin)).status).toBe(404);
+    const before = restricted.model.requests.length;
+    const turn = await restricted.api.post(
+      '/api/chat/completions',
+      { model: 'fake-model', chat_id: chat.id, id: 'a2', parent_id: 'a1', user_message: { id: 'u2', parentId: 'a1', role: 'user', content: 'mine now' }, messages: [] },
+      admin,
+    );
+    expect(turn.status).toBe(404);
+    expect(restricted.model.requests.length).toBe(before);
+
+    const stored = (await restricted.api.get(`/api/v1/chats/${chat.id}`, as(restricted.owner))).body.chat.history;
+    expect(Object.keys(stored.messages).sort()).toEqual(['a1', 'u1']);
+    expect(stored.messages.a1.content).toBe('the private answer');
+    // The owner keeps every route.
+    expect((await restricted.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'edited' }, as(restricted.owner))).status).toBe(200);
+    expect((await restricted.api.post(`/api/v1/chats/shared/${chat.id}/access/update`, grant, as(restricted.owner))).status).toBe(200);
   });
 });
