@@ -580,13 +580,20 @@ export class ChatPipeline {
       if (result.error !== null) throw badRequest(result.error);
       return { kind: 'answer', answer: { kind: 'json', status: 200, body: completionBody(String(model.id), result) } };
     }
+    if (events) {
+      // As the reference (middleware.py): a streamed answer to a stored message without a socket session
+      // returns `null` once the answer is stored; the owner's sockets follow it as `chat:completion` events.
+      const sink = webSink(events, job.deltaChunkSize);
+      const result = await generate(this.deps.completions, request, sink);
+      sink.flush();
+      await save(result);
+      if (result.error === null) events.send('chat:completion', { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+      return { kind: 'answer', answer: { kind: 'json', status: 200, body: null } };
+    }
     const out = new PassThrough();
     const chunks = new ChunkWriter(out, String(model.id));
     void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta) })
-      .then(async (result) => {
-        await save(result);
-        chunks.end(result, request.includeUsage);
-      })
+      .then((result) => chunks.end(result, request.includeUsage))
       .catch((error: unknown) => chunks.end({ output: [], usage: null, error: errorText(error), cancelled: false, finishReason: null }, false));
     return { kind: 'stream', body: out };
   }
