@@ -236,11 +236,6 @@ export class ChatsService implements FolderChats {
     return this.activity !== null && (await this.activity([chatId])).has(chatId);
   }
 
-  /**
-   * The chat if the user may read it: their own; any chat for admins while
-   * ENABLE_ADMIN_CHAT_ACCESS is on (the server's internal chats always); a chat
-   * shared with them by a grant; a chat filed in a folder they may read.
-   */
   /** Admins reach other users' chats only while ENABLE_ADMIN_CHAT_ACCESS is on (the reference's #31413). */
   private reachesEveryChat(user: UserRecord): boolean {
     return isAdmin(user) && this.options.adminChatAccess;
@@ -252,6 +247,11 @@ export class ChatsService implements FolderChats {
     return chat !== null && (chat.user_id === user.id || this.reachesEveryChat(user));
   }
 
+  /**
+   * The chat if the user may read it: their own; any chat for admins while
+   * ENABLE_ADMIN_CHAT_ACCESS is on (the server's internal chats always); a chat
+   * shared with them by a grant; a chat filed in a folder they may read.
+   */
   async readable(user: UserRecord, id: string, db?: Db): Promise<ChatRecord | null> {
     const chat = await this.store(db).byId(id);
     if (!chat) return null;
