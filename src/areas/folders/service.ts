@@ -220,12 +220,13 @@ export class FoldersService {
     await this.requireFeature(user);
     const folders = await this.store().ofUser(user.id);
     const ids = new Set(folders.map((f) => f.id));
-    for (const folder of folders) {
-      if (folder.parent_id && !ids.has(folder.parent_id)) {
-        folder.parent_id = null;
-        folder.updated_at = this.core.clock.now();
-        await this.store().update(folder.id, { parent_id: null, updated_at: folder.updated_at });
-      }
+    // A folder whose parent is gone, or that closes a parent loop (data from before the move route
+    // refused loops, the reference's #28748), would never show: it goes back to the top level, saved.
+    const detached = [...folders.filter((f) => f.parent_id && !ids.has(f.parent_id)), ...loopClosers(folders)];
+    for (const folder of detached) {
+      folder.parent_id = null;
+      folder.updated_at = this.core.clock.now();
+      await this.store().update(folder.id, { parent_id: null, updated_at: folder.updated_at });
     }
     const unread = await this.unreadCounts(user.id);
     return folders.map((f) => ({
@@ -476,6 +477,28 @@ export class FoldersService {
     });
     return true;
   }
+}
+
+/**
+ * One folder of each parent loop in `folders`: walking up from each folder in
+ * order, the first folder met twice. Detaching it makes the loop a tree again,
+ * keeping the folders below it where they are.
+ */
+function loopClosers(folders: FolderRecord[]): FolderRecord[] {
+  const byId = new Map(folders.map((f) => [f.id, f]));
+  const rooted = new Set<string>();
+  const closers: FolderRecord[] = [];
+  for (const start of folders) {
+    const path: string[] = [];
+    let current: FolderRecord | undefined = start;
+    while (current && !rooted.has(current.id) && !path.includes(current.id)) {
+      path.push(current.id);
+      current = current.parent_id ? byId.get(current.parent_id) : undefined;
+    }
+    if (current && path.includes(current.id)) closers.push(current);
+    for (const id of path) rooted.add(id);
+  }
+  return closers;
 }
 
 /** `rootId` and every folder below it in `folders`, breadth first (loops are cut). */

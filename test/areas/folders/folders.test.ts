@@ -90,6 +90,30 @@ describe('GET /api/v1/folders/ and /api/v1/folders/{id}', () => {
     expect((await world.api.get('/api/v1/folders/', as(world.bob))).body.map((f: { id: string }) => f.id)).not.toContain(top.id);
   });
 
+  it('brings a folder that closes a parent loop back to the top level, saved, keeping the healthy child below it (reference #28748)', async () => {
+    const user = await addUser(world.api, world.admin, 'user', 'Loop Lister');
+    const projects = await folder(user, { name: 'projects' });
+    const year = await folder(user, { name: '2026', parent_id: projects.id });
+    const quarter = await folder(user, { name: 'q1', parent_id: year.id });
+    // A loop from before the move route refused them: projects under 2026, 2026 under projects.
+    await world.server.parley.core.db.updateTable('folder').set({ parent_id: year.id }).where('id', '=', projects.id).execute();
+
+    const listed = (await world.api.get('/api/v1/folders/', as(user))).body as { id: string; parent_id: string | null }[];
+    const parentOf = new Map(listed.map((f) => [f.id, f.parent_id]));
+    for (const f of listed) {
+      let current: string | null | undefined = f.id;
+      for (let steps = 0; current && steps <= listed.length; steps++) current = parentOf.get(current);
+      expect(current, `${f.id} reaches the top level`).toBeNull();
+    }
+    expect(parentOf.get(quarter.id)).toBe(year.id);
+    const stored = await Promise.all([projects, year].map(async (f) => (await world.api.get(`/api/v1/folders/${f.id}`, as(user))).body.parent_id));
+    expect(stored).toContain(null);
+    // Moving the repaired top folder into its own subtree stays refused.
+    const top = stored[0] === null ? projects : year;
+    const looped = await world.api.post(`/api/v1/folders/${top.id}/update/parent`, { parent_id: quarter.id }, as(user));
+    expect(looped.status).toBe(400);
+  });
+
   it('returns a folder with its grants to its owner, admins and those it is shared with; 404 to others', async () => {
     const mine = await folder(world.alice);
     const owner = await world.api.get(`/api/v1/folders/${mine.id}`, as(world.alice));
