@@ -60,6 +60,22 @@ const STATS_EXPORT_PAGE = 10;
 const SEARCH_FILTER_PREFIXES = ['tag:', 'folder:', 'pinned:', 'archived:', 'shared:'];
 const SHARE_RULE = { publicPermission: 'sharing.public_chats', openPermission: 'sharing.open_chats' };
 
+/**
+ * How each route refuses a chat the caller may not use, as the reference's
+ * chats.py does, with one answer for unknown chats so no refusal tells that a
+ * chat exists: 401 with `NOT_FOUND` (reads, tag removal, compaction, clone of a
+ * share), `ACCESS_PROHIBITED` (update, messages, sharing) or the bare default
+ * message (pin, archive, clone, folder, adding a tag); 404 where the reference
+ * answers 404 (deletion, share grants, statistics) and on 0.11.0's routes (fork, unread).
+ */
+const REFUSAL = {
+  notFound: () => unauthorized(ERROR.NOT_FOUND),
+  prohibited: () => unauthorized(ERROR.ACCESS_PROHIBITED),
+  failed: () => unauthorized(ERROR.DEFAULT()),
+  unknown: () => notFound(),
+} as const;
+type Refusal = keyof typeof REFUSAL;
+
 /** Which of the given chats have work under way (the chat pipeline's task registry answers). */
 export type ActivityProbe = (chatIds: string[]) => Promise<Set<string>>;
 
@@ -220,6 +236,17 @@ export class ChatsService implements FolderChats {
     return this.activity !== null && (await this.activity([chatId])).has(chatId);
   }
 
+  /** Admins reach other users' chats only while ENABLE_ADMIN_CHAT_ACCESS is on (the reference's #31413). */
+  private reachesEveryChat(user: UserRecord): boolean {
+    return isAdmin(user) && this.options.adminChatAccess;
+  }
+
+  /** Whether the chat exists and the user may continue and change it: its owner, or an admin reaching every chat. */
+  async managedBy(user: UserRecord, id: string): Promise<boolean> {
+    const chat = await this.store().headById(id);
+    return chat !== null && (chat.user_id === user.id || this.reachesEveryChat(user));
+  }
+
   /**
    * The chat if the user may read it: their own; any chat for admins while
    * ENABLE_ADMIN_CHAT_ACCESS is on (the server's internal chats always); a chat
@@ -241,16 +268,16 @@ export class ChatsService implements FolderChats {
     return this.access.accessibleIds(subject, SHARED, permission, chatIds);
   }
 
-  /** The user's own chat, or a 404. */
-  async own(user: UserRecord, id: string, db?: Db): Promise<ChatRecord> {
-    const chat = await this.store(db).byId(id, { userId: user.id });
-    if (!chat) throw notFound();
+  /** The user's own chat, or the route's refusal (a 404 by default). */
+  async own(user: UserRecord, id: string, refusal: Refusal = 'unknown'): Promise<ChatRecord> {
+    const chat = await this.store().byId(id, { userId: user.id });
+    if (!chat) throw REFUSAL[refusal]();
     return chat;
   }
 
-  private async ownHead(user: UserRecord, id: string): Promise<ChatHead> {
+  private async ownHead(user: UserRecord, id: string, refusal: Refusal): Promise<ChatHead> {
     const chat = await this.store().headById(id, user.id);
-    if (!chat) throw notFound();
+    if (!chat) throw REFUSAL[refusal]();
     return chat;
   }
 
@@ -515,7 +542,7 @@ export class ChatsService implements FolderChats {
   async update(user: UserRecord, id: string, form: ChatForm): Promise<ChatResponse> {
     const chat = await this.core.db.transaction().execute(async (trx) => {
       const current = await this.store(trx).byId(id, { userId: user.id, lock: true });
-      if (!current) throw notFound();
+      if (!current) throw REFUSAL.prohibited();
       const updated: Json = { ...current.chat, ...form.chat };
       if ('history' in form.chat) updated.history = mergeHistory(historyOf(current.chat), isObject(form.chat.history) ? form.chat.history : {});
       const now = this.core.clock.now();
@@ -532,10 +559,10 @@ export class ChatsService implements FolderChats {
     return toChatResponse(chat);
   }
 
-  /** A chat whose messages the user may change: their own, or any for admins. */
+  /** A chat whose messages the user may change: their own, or any for admins with ENABLE_ADMIN_CHAT_ACCESS. */
   private async editable(user: UserRecord, id: string): Promise<ChatHead> {
     const chat = await this.store().headById(id);
-    if (!chat || (chat.user_id !== user.id && !isAdmin(user))) throw notFound();
+    if (!chat || (chat.user_id !== user.id && !this.reachesEveryChat(user))) throw REFUSAL.prohibited();
     return chat;
   }
 
@@ -629,7 +656,7 @@ export class ChatsService implements FolderChats {
 
   /** `POST /chats/{id}/pin`: toggles pinned (owner). */
   async togglePin(user: UserRecord, id: string): Promise<ChatResponse> {
-    const chat = await this.own(user, id);
+    const chat = await this.own(user, id, 'failed');
     const now = this.core.clock.now();
     const patch: ChatPatch = { pinned: !chat.pinned, updated_at: now, last_read_at: now };
     await this.core.db.transaction().execute(async (trx) => {
@@ -641,7 +668,7 @@ export class ChatsService implements FolderChats {
 
   /** `GET /chats/{id}/pinned`. */
   async pinnedStatus(user: UserRecord, id: string): Promise<boolean> {
-    return (await this.ownHead(user, id)).pinned;
+    return (await this.ownHead(user, id, 'failed')).pinned;
   }
 
   /**
@@ -650,7 +677,7 @@ export class ChatsService implements FolderChats {
    * come back when the chat does.
    */
   async toggleArchive(user: UserRecord, id: string): Promise<ChatResponse> {
-    const chat = await this.own(user, id);
+    const chat = await this.own(user, id, 'failed');
     const now = this.core.clock.now();
     const patch: ChatPatch = { archived: !chat.archived, folder_id: null, updated_at: now, last_read_at: now };
     const tags = tagsOfMeta(chat.meta);
@@ -674,7 +701,7 @@ export class ChatsService implements FolderChats {
 
   /** `POST /chats/{id}/folder`: files the chat (owner) in a folder the user may file in, or takes it out (null). */
   async moveToFolder(user: UserRecord, id: string, folderId: string | null): Promise<ChatResponse> {
-    const chat = await this.own(user, id);
+    const chat = await this.own(user, id, 'failed');
     await this.requireFolder(user, folderId);
     const now = this.core.clock.now();
     const patch: ChatPatch = { folder_id: folderId, updated_at: now, last_read_at: now, pinned: false };
@@ -692,7 +719,7 @@ export class ChatsService implements FolderChats {
   /** `POST /chats/{id}/clone` (owner, `chat.import`): a copy titled `Clone of …` unless a title is given. */
   async clone(user: UserRecord, id: string, title?: string | null): Promise<ChatResponse> {
     await this.requireImportPermission(user);
-    const source = await this.own(user, id);
+    const source = await this.own(user, id, 'failed');
     const chat = await this.copy(user, source, title || `Clone of ${source.title}`, (trx, copy) =>
       this.core.events.publish({ event: 'chat.cloned', actor: user, subjectId: copy.id, subjectType: 'chat', data: { original_chat_id: id } }, trx).then(() => undefined),
     );
@@ -705,7 +732,7 @@ export class ChatsService implements FolderChats {
     const share = await this.store().shareById(shareId);
     let source: ChatRecord | null = share ? this.snapshotRecord(share) : null;
     if (!source && isAdmin(user) && this.options.adminChatAccess) source = await this.store().byId(shareId);
-    if (!source) throw notFound();
+    if (!source) throw REFUSAL.notFound();
     if (share && !isAdmin(user) && share.user_id !== user.id) {
       const open = await this.access.hasOpenAccess(SHARED, share.chat_id);
       if (!open && !(await this.granted(user, 'read', [share.chat_id])).has(share.chat_id)) throw unauthorized(ERROR.ACCESS_PROHIBITED);
@@ -803,7 +830,8 @@ export class ChatsService implements FolderChats {
   /** `GET /chats/{id}`: the chat with its context usage. */
   async get(user: UserRecord, id: string): Promise<ChatResponse> {
     const chat = await this.readable(user, id);
-    if (!chat) throw notFound();
+    // One answer for unknown and unreadable chats, the reference's 401 (a deleted account's chats read so).
+    if (!chat) throw unauthorized(ERROR.NOT_FOUND);
     return toChatResponse(chat, contextUsage(compactionConfig(this.core.settings), chat) as Json | null);
   }
 
@@ -927,7 +955,7 @@ export class ChatsService implements FolderChats {
 
   /** `POST /chats/{id}/unread` (owner): unread until opened again. */
   async markUnread(user: UserRecord, id: string) {
-    const chat = await this.ownHead(user, id);
+    const chat = await this.ownHead(user, id, 'unknown');
     return this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).update(id, { last_read_at: 0 });
       await this.core.events.publish({ event: 'chat.unread', actor: user, subjectId: id, subjectType: 'chat' }, trx);
@@ -949,13 +977,13 @@ export class ChatsService implements FolderChats {
 
   /** `GET /chats/{id}/tags`. */
   async tagsOf(user: UserRecord, id: string): Promise<TagRecord[]> {
-    const chat = await this.ownHead(user, id);
+    const chat = await this.ownHead(user, id, 'notFound');
     return this.tagRecords(user.id, tagsOfMeta(chat.meta));
   }
 
   /** `POST /chats/{id}/tags`: adds a tag (its id is the name, lower case, `_` for spaces; `None` is refused). */
   async addTag(user: UserRecord, id: string, name: string): Promise<TagRecord[]> {
-    const chat = await this.ownHead(user, id);
+    const chat = await this.ownHead(user, id, 'failed');
     const tagId = tagIdOf(name);
     if (tagId === 'none') throw badRequest(ERROR.DEFAULT("Tag name cannot be 'None'"));
     return this.core.db.transaction().execute(async (trx) => {
@@ -972,7 +1000,7 @@ export class ChatsService implements FolderChats {
 
   /** `DELETE /chats/{id}/tags`: removes a tag from the chat, and the tag itself once no chat carries it. */
   async removeTag(user: UserRecord, id: string, name: string): Promise<TagRecord[]> {
-    const chat = await this.ownHead(user, id);
+    const chat = await this.ownHead(user, id, 'notFound');
     const tagId = tagIdOf(name);
     return this.core.db.transaction().execute(async (trx) => {
       const tags = tagsOfMeta(chat.meta).filter((t) => t !== tagId);
@@ -1012,7 +1040,7 @@ export class ChatsService implements FolderChats {
    */
   async share(user: UserRecord, id: string): Promise<ChatResponse> {
     if (!isAdmin(user) && !(await this.access.hasPermission(user, 'chat.share'))) throw unauthorized(ERROR.ACCESS_PROHIBITED);
-    const chat = await this.own(user, id);
+    const chat = await this.own(user, id, 'prohibited');
     const now = this.core.clock.now();
     return this.core.db.transaction().execute(async (trx) => {
       const snapshot = { title: chat.title, chat: chat.chat, updated_at: now };
@@ -1030,7 +1058,7 @@ export class ChatsService implements FolderChats {
 
   /** `DELETE /chats/{id}/share` (owner): the snapshot and the grants go. */
   async unshare(user: UserRecord, id: string): Promise<boolean> {
-    const chat = await this.ownHead(user, id);
+    const chat = await this.ownHead(user, id, 'prohibited');
     await this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).deleteSharesOfChat(id);
       if (chat.share_id) await this.store(trx).update(id, { share_id: null });
@@ -1085,12 +1113,12 @@ export class ChatsService implements FolderChats {
       const chat = await this.store().byId(shareId);
       if (chat) return toChatResponse(chat);
     }
-    throw notFound();
+    throw unauthorized(ERROR.NOT_FOUND);
   }
 
-  /** The chat whose share grants the user manages: their own, any for admins. */
+  /** The chat whose share grants the user manages: their own, any for admins with ENABLE_ADMIN_CHAT_ACCESS. */
   private async shareable(user: UserRecord, id: string): Promise<ChatRecord> {
-    const chat = await this.store().byId(id, isAdmin(user) ? {} : { userId: user.id });
+    const chat = await this.store().byId(id, this.reachesEveryChat(user) ? {} : { userId: user.id });
     if (!chat) throw notFound();
     return chat;
   }
@@ -1197,7 +1225,7 @@ export class ChatsService implements FolderChats {
    * Nothing happens while compaction is off (`reason: 'disabled'`).
    */
   async compact(user: UserRecord, id: string, model: string | null | undefined, context: CallContext): Promise<CompactResponse> {
-    const chat = await this.own(user, id);
+    const chat = await this.own(user, id, 'notFound');
     if (await this.isBusy(id)) throw new HttpError(409, 'Wait for the current response to finish before compacting.');
     const branch = currentBranch(chat);
     const models = Array.isArray(chat.chat.models) ? chat.chat.models : [];

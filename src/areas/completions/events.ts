@@ -1,4 +1,3 @@
-import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Realtime } from '../../core/realtime/server.js';
 import { type Json, isObject } from '../chats/history.js';
 import type { ChatsService } from '../chats/service.js';
@@ -13,12 +12,6 @@ export const isSavedChatId = (chatId: string | null | undefined): chatId is stri
 export function temporarySessionId(chatId: string): string | null {
   const prefix = TEMPORARY_PREFIXES.find((p) => chatId.startsWith(p));
   return prefix ? chatId.slice(prefix.length) : null;
-}
-
-/** The chat's owner; admins for any chat that exists (is_chat_owner or admin, as the reference's routes check). */
-export async function ownsChat(chats: ChatsService, user: UserRecord, chatId: string): Promise<boolean> {
-  if (isAdmin(user)) return (await chats.messages(chatId)) !== null;
-  return (await chats.own(user, chatId).catch(() => null)) !== null;
 }
 
 /**

@@ -15,7 +15,7 @@ import type { ModelsService } from '../models/service.js';
 import type { TaskHandle } from '../tasks/registry.js';
 import type { TasksService } from '../tasks/service.js';
 import type { ToolsService } from '../tools/service.js';
-import { MessageEvents, isSavedChatId, ownsChat, temporarySessionId } from './events.js';
+import { MessageEvents, isSavedChatId, temporarySessionId } from './events.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
@@ -263,7 +263,7 @@ export class ChatPipeline {
   /** The chat owner (or an admin) adds a turn: the user's message under its parent, and an empty answer per model under it. */
   private async recordTurn(user: UserRecord, chatId: string, form: Json, targets: Target[], userMessage: Message | null): Promise<void> {
     const { chats } = this.deps;
-    if (!(await ownsChat(chats, user, chatId))) throw notFound(ERROR.DEFAULT());
+    if (!(await chats.managedBy(user, chatId))) throw notFound(ERROR.DEFAULT());
     const models = Array.isArray(userMessage?.models) && userMessage.models.length > 0 ? userMessage.models : targets.map((t) => t.modelId);
     const stored = await chats.own(user, chatId).catch(() => null);
     if (stored && (JSON.stringify(stored.chat.models) !== JSON.stringify(models) || (form.files !== undefined && JSON.stringify(stored.chat.files) !== JSON.stringify(form.files)))) {
@@ -285,6 +285,9 @@ export class ChatPipeline {
     }
     for (const target of targets) {
       if (!target.messageId) continue;
+      // Without a user message (an API client answering a stored message again) the answer keeps its
+      // place in the tree and its timestamp; the result is merged into it when done.
+      if (!userId && Object.keys((await chats.messageOf(chatId, target.messageId)) ?? {}).length > 0) continue;
       await chats.upsertMessage(chatId, target.messageId, this.placeholder(target, userId));
       await this.messageCreated(user, chatId, target.messageId, { role: 'assistant', model: target.modelId });
     }
@@ -423,7 +426,8 @@ export class ChatPipeline {
     const error = { content: result.error };
     if (isSavedChatId(job.chatId)) {
       const partial = outputText(result.output) ? { output: result.output } : {};
-      await this.deps.chats.upsertMessage(job.chatId, messageId, { parentId: job.userMessageId, error, done: true, ...partial });
+      const placed = job.userMessageId ? { parentId: job.userMessageId } : {};
+      await this.deps.chats.upsertMessage(job.chatId, messageId, { ...placed, error, done: true, ...partial });
     }
     events.send('chat:message:error', { error });
     events.send('chat:tasks:cancel');
@@ -519,7 +523,7 @@ export class ChatPipeline {
   private async requireChatAccess(user: UserRecord, chatId: unknown): Promise<void> {
     if (typeof chatId !== 'string' || !chatId || temporarySessionId(chatId) !== null) return;
     if (chatId.startsWith('channel:')) throw badRequest('Channel chats are not supported on this endpoint');
-    if (!isAdmin(user) && !(await ownsChat(this.deps.chats, user, chatId))) throw notFound(ERROR.DEFAULT());
+    if (!isAdmin(user) && !(await this.deps.chats.managedBy(user, chatId))) throw notFound(ERROR.DEFAULT());
   }
 
   /**
@@ -568,7 +572,7 @@ export class ChatPipeline {
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
-      else await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+      else await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
     };
     if (!job.stream) {
       const result = await generate(this.deps.completions, request, { progress() {} });
@@ -576,13 +580,20 @@ export class ChatPipeline {
       if (result.error !== null) throw badRequest(result.error);
       return { kind: 'answer', answer: { kind: 'json', status: 200, body: completionBody(String(model.id), result) } };
     }
+    if (events) {
+      // As the reference (middleware.py): a streamed answer to a stored message without a socket session
+      // returns `null` once the answer is stored; the owner's sockets follow it as `chat:completion` events.
+      const sink = webSink(events, job.deltaChunkSize);
+      const result = await generate(this.deps.completions, request, sink);
+      sink.flush();
+      await save(result);
+      if (result.error === null) events.send('chat:completion', { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+      return { kind: 'answer', answer: { kind: 'json', status: 200, body: null } };
+    }
     const out = new PassThrough();
     const chunks = new ChunkWriter(out, String(model.id));
     void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta) })
-      .then(async (result) => {
-        await save(result);
-        chunks.end(result, request.includeUsage);
-      })
+      .then((result) => chunks.end(result, request.includeUsage))
       .catch((error: unknown) => chunks.end({ output: [], usage: null, error: errorText(error), cancelled: false, finishReason: null }, false));
     return { kind: 'stream', body: out };
   }

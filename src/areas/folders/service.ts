@@ -220,12 +220,13 @@ export class FoldersService {
     await this.requireFeature(user);
     const folders = await this.store().ofUser(user.id);
     const ids = new Set(folders.map((f) => f.id));
-    for (const folder of folders) {
-      if (folder.parent_id && !ids.has(folder.parent_id)) {
-        folder.parent_id = null;
-        folder.updated_at = this.core.clock.now();
-        await this.store().update(folder.id, { parent_id: null, updated_at: folder.updated_at });
-      }
+    // A folder whose parent is gone, or that closes a parent loop (data from before the move route
+    // refused loops, the reference's #28748), would never show: it goes back to the top level, saved.
+    const detached = [...folders.filter((f) => f.parent_id && !ids.has(f.parent_id)), ...loopClosers(folders)];
+    for (const folder of detached) {
+      folder.parent_id = null;
+      folder.updated_at = this.core.clock.now();
+      await this.store().update(folder.id, { parent_id: null, updated_at: folder.updated_at });
     }
     const unread = await this.unreadCounts(user.id);
     return folders.map((f) => ({
@@ -279,12 +280,21 @@ export class FoldersService {
     return folder;
   }
 
-  /** `GET /folders/shared`: folders others shared with the user (and their subfolders), with the best permission held. */
+  /**
+   * `GET /folders/shared`: folders others shared with the user, with the best
+   * permission held, then the folders the user shared (write: they own them),
+   * each with its subfolders. The web app skips the folders it already lists as
+   * the user's own; the owner's entries let it mark them shared (reference ce18eca34).
+   */
   async shared(user: UserRecord): Promise<SharedFolder[]> {
     await this.requireFeature(user);
     const subject = { ...(await this.access.subjectOf(user)), bypass: false };
-    const roots = await this.store().sharedWith(user.id, this.access.accessFilter(subject, RESOURCE, 'read', { id: 'folder.id' }));
-    const writable = await this.access.accessibleIds(subject, RESOURCE, 'write', roots.map((f) => f.id));
+    const sharedWith = await this.store().sharedWith(user.id, this.access.accessFilter(subject, RESOURCE, 'read', { id: 'folder.id' }));
+    const own = await this.store().ofUser(user.id);
+    const ownGrants = await this.access.grantsOfMany(RESOURCE, own.map((f) => f.id));
+    const sharedBy = own.filter((f) => (ownGrants.get(f.id) ?? []).length > 0);
+    const roots = [...sharedWith, ...sharedBy];
+    const writable = new Set([...(await this.access.accessibleIds(subject, RESOURCE, 'write', sharedWith.map((f) => f.id))), ...sharedBy.map((f) => f.id)]);
     const owners = new Map((await this.users.byIds([...new Set(roots.map((f) => f.user_id))])).map((u) => [u.id, u.name]));
     const result = new Map<string, SharedFolder>();
     const add = (folder: FolderRecord, permission: GrantPermission) => {
@@ -304,7 +314,7 @@ export class FoldersService {
       });
     };
     for (const root of roots) add(root, writable.has(root.id) ? 'write' : 'read');
-    const treeOf = new Map<string, FolderRecord[]>();
+    const treeOf = new Map<string, FolderRecord[]>([[user.id, own]]);
     for (const root of roots) {
       const tree = treeOf.get(root.user_id) ?? (await this.store().ofUser(root.user_id));
       treeOf.set(root.user_id, tree);
@@ -383,15 +393,16 @@ export class FoldersService {
   }
 
   /**
-   * `POST /folders/{id}/access/update`: replaces the folder's grants; owner,
-   * admins and writers. Users need `sharing.folders` to share a folder (taking
-   * every grant away is always allowed); grants they may not give are dropped.
+   * `POST /folders/{id}/access/update`: replaces the folder's grants; owner and
+   * admins only (writers edit the folder, not who shares it: the reference's
+   * 8145774e3); grants they may not give are dropped. `sharing.folders`
+   * (off by default) only shows the web app's share control: the route does not
+   * read it, as the reference's does not, so an owner may share at the default.
    */
   async updateAccess(user: UserRecord, id: string, accessGrants: unknown[]): Promise<FolderWithGrants> {
     await this.requireFeature(user);
     const folder = await this.require(id);
-    if (!isAdmin(user) && folder.user_id !== user.id && !(await this.hasAccess(user, folder, 'write'))) throw forbidden(ERROR.ACCESS_PROHIBITED);
-    if (accessGrants.length > 0 && !(await this.access.hasPermission(user, 'sharing.folders'))) throw forbidden(ERROR.ACCESS_PROHIBITED);
+    if (!isAdmin(user) && folder.user_id !== user.id) throw forbidden(ERROR.ACCESS_PROHIBITED);
     const grants = await this.access.prepareGrants(user, accessGrants, { publicPermission: PUBLIC_FOLDERS_PERMISSION });
     return this.core.db.transaction().execute(async (trx) => {
       const access_grants = await this.access.replaceGrants(RESOURCE, id, grants, trx);
@@ -466,6 +477,28 @@ export class FoldersService {
     });
     return true;
   }
+}
+
+/**
+ * One folder of each parent loop in `folders`: walking up from each folder in
+ * order, the first folder met twice. Detaching it makes the loop a tree again,
+ * keeping the folders below it where they are.
+ */
+function loopClosers(folders: FolderRecord[]): FolderRecord[] {
+  const byId = new Map(folders.map((f) => [f.id, f]));
+  const rooted = new Set<string>();
+  const closers: FolderRecord[] = [];
+  for (const start of folders) {
+    const path: string[] = [];
+    let current: FolderRecord | undefined = start;
+    while (current && !rooted.has(current.id) && !path.includes(current.id)) {
+      path.push(current.id);
+      current = current.parent_id ? byId.get(current.parent_id) : undefined;
+    }
+    if (current && path.includes(current.id)) closers.push(current);
+    for (const id of path) rooted.add(id);
+  }
+  return closers;
 }
 
 /** `rootId` and every folder below it in `folders`, breadth first (loops are cut). */

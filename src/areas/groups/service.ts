@@ -4,7 +4,7 @@ import { NOTICED_CACHE, InvalidatedCache, deepFreeze } from '../../core/cache.js
 import type { Core } from '../../core/context.js';
 import { afterCommit, type Db } from '../../core/db/database.js';
 import type { UserDirectory } from '../../core/directory.js';
-import { notFound } from '../../core/http/errors.js';
+import { ERROR, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
 import { type GroupPatch, type GroupRecord, GroupStore, type GroupWithCount } from './store.js';
 
 export type { GroupRecord, GroupWithCount } from './store.js';
@@ -106,9 +106,13 @@ export class GroupsService {
     return this.store(db).byId(id);
   }
 
-  private async require(id: string, db?: Db): Promise<GroupRecord> {
+  /**
+   * The group, or the reference's answer for an unknown one (groups.py): 401
+   * `NOT_FOUND` on reads, 400 `[ERROR: <what failed>]` on writes.
+   */
+  private async require(id: string, db?: Db, failed?: string): Promise<GroupRecord> {
     const group = await this.store(db).byId(id);
-    if (!group) throw notFound();
+    if (!group) throw failed ? badRequest(ERROR.DEFAULT(failed)) : unauthorized(ERROR.NOT_FOUND);
     return group;
   }
 
@@ -170,8 +174,8 @@ export class GroupsService {
     return { ...group, user_ids: await this.store().memberIds(id) };
   }
 
+  /** An unknown group has no members (the reference answers `[]`). */
   async members(id: string): Promise<GroupMemberInfo[]> {
-    await this.require(id);
     const users = await this.users.byIds(await this.store().memberIds(id));
     return users.map((u) => ({
       id: u.id,
@@ -189,7 +193,7 @@ export class GroupsService {
 
   /** Replaces name and description; permissions and data only when given (exclude_none). */
   async update(actor: UserRecord, id: string, form: GroupForm): Promise<GroupWithCount> {
-    await this.require(id);
+    await this.require(id, undefined, 'Error updating group');
     const patch: GroupPatch & { updated_at: number } = { name: form.name, description: form.description, updated_at: this.core.clock.now() };
     if (form.permissions !== undefined && form.permissions !== null) patch.permissions = form.permissions;
     if (form.data !== undefined && form.data !== null) patch.data = form.data;
@@ -207,7 +211,7 @@ export class GroupsService {
    */
   async addMembers(actor: UserRecord | null, id: string, userIds: string[] | null | undefined, db?: Db): Promise<GroupWithCount> {
     const run = async (trx: Db) => {
-      await this.require(id, trx);
+      await this.require(id, trx, 'Error adding users to group');
       const valid = userIds?.length ? (await this.users.byIds([...new Set(userIds)], trx)).map((u) => u.id) : [];
       const now = this.core.clock.now();
       await this.store(trx).addMembers(id, valid, now);
@@ -225,7 +229,7 @@ export class GroupsService {
 
   async removeMembers(actor: UserRecord, id: string, userIds: string[] | null | undefined): Promise<GroupWithCount> {
     return this.core.db.transaction().execute(async (trx) => {
-      await this.require(id, trx);
+      await this.require(id, trx, 'Error removing users from group');
       if (userIds?.length) {
         await this.store(trx).removeMembers(id, userIds);
         this.changed(trx);
@@ -239,7 +243,10 @@ export class GroupsService {
     });
   }
 
-  /** Deletes the group; memberships go by foreign-key cascade. */
+  /**
+   * Deletes the group; memberships go by foreign-key cascade. An unknown group
+   * is a 404 (the reference answers `true` and announces a deletion that did not happen).
+   */
   async delete(actor: UserRecord, id: string): Promise<boolean> {
     await this.core.db.transaction().execute(async (trx) => {
       if (!(await this.store(trx).delete(id))) throw notFound();

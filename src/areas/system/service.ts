@@ -70,6 +70,26 @@ export interface SystemServices {
 }
 
 /**
+ * Features whose routes (or pipeline steps) Parley does not serve yet: always
+ * advertised as off, whatever their setting says, so the web app shows no
+ * control that would call a missing route. A key leaves this list when its area lands.
+ */
+const UNSERVED_FEATURES = [
+  'enable_direct_connections', // the browser-side model relay over the socket
+  'enable_channels', // /api/v1/channels
+  'enable_calendar', // /api/v1/calendar
+  'enable_automations', // /api/v1/automations
+  'enable_notes', // /api/v1/notes
+  'enable_web_search', // /api/v1/retrieval and the pipeline's search step
+  'enable_code_interpreter', // the pipeline's code interpreter
+  'enable_image_generation', // /api/v1/images
+  'enable_message_rating', // /api/v1/evaluations
+  'enable_user_webhooks', // the answer notification to the user's webhook
+  'enable_admin_analytics', // /api/v1/analytics
+  'enable_memories', // /api/v1/memories
+] as const;
+
+/**
  * The app-level routes: health probes, version, changelog, the frontend's
  * bootstrap config, the PWA manifest and the OpenSearch description.
  */
@@ -176,7 +196,8 @@ export class SystemService {
         enable_web_search: get('web.search.enable'),
         enable_web_search_confirmation: get('web.search.confirmation.enable'),
         web_search_confirmation_content: get('web.search.confirmation.content'),
-        enable_code_execution: get('code_execution.enable'),
+        // Pyodide runs code in the browser; other engines need /api/v1/utils/code/execute, not served.
+        enable_code_execution: get('code_execution.enable') === true && get('code_execution.engine') === 'pyodide',
         enable_code_interpreter: get('code_interpreter.enable'),
         enable_image_generation: get('image_generation.enable'),
         enable_autocomplete_generation: get('task.autocomplete.enable'),
@@ -194,6 +215,7 @@ export class SystemService {
           ? { enable_onedrive_personal: o.enableOnedrivePersonal, enable_onedrive_business: o.enableOnedriveBusiness }
           : {}),
       });
+      for (const feature of UNSERVED_FEATURES) features[feature] = false;
     }
 
     const pendingUi = {

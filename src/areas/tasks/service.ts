@@ -6,7 +6,7 @@ import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR } from '../../core/upstream/service.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
 import type { ChatsService } from '../chats/service.js';
-import { ownsChat, temporarySessionId } from '../completions/events.js';
+import { temporarySessionId } from '../completions/events.js';
 import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
 import type { StopResult, TaskRegistry } from './registry.js';
@@ -71,7 +71,7 @@ export class TasksService {
   private async mayWatch(user: UserRecord, chatId: string): Promise<boolean> {
     const sessionId = temporarySessionId(chatId);
     if (sessionId !== null) return isAdmin(user) || (await this.realtime.sessionOwner(sessionId)) === user.id;
-    return ownsChat(this.chats, user, chatId);
+    return this.chats.managedBy(user, chatId);
   }
 
   /** `GET /api/tasks/chat/{id}`: the chat's running tasks (none for a chat the user may not see). */

@@ -371,13 +371,18 @@ export class UsersService {
 
   // ---- The signed-in user's own data ----
 
-  /** `POST /user/settings/update`: merges top-level keys; some keys need a permission to be kept. */
+  /**
+   * `POST /user/settings/update`: merges top-level keys, and `ui` field by field
+   * (as the reference since 0.11.1, #27766: a page that saves only its own key, the
+   * shortcuts' `keybindings`, no longer wipes the interface settings); some keys need
+   * a permission to be kept.
+   */
   async updateSettings(user: UserRecord, form: Record<string, unknown>): Promise<Record<string, unknown>> {
     const admin = user.role === 'admin';
     const allowed = (key: string) => (admin ? Promise.resolve(true) : this.peers.access.hasPermission(user, key));
     if (!(await allowed('settings.interface'))) throw forbidden(ERROR.ACCESS_PROHIBITED);
 
-    const settings: Record<string, unknown> = { ...form, ui: form.ui === undefined ? {} : form.ui };
+    const settings: Record<string, unknown> = { ...form, ui: form.ui ?? {} };
     const ui = isObject(settings.ui) ? { ...settings.ui } : null;
     if (ui) settings.ui = ui;
     if (ui && 'toolServers' in ui && !(await allowed('features.direct_tool_servers'))) delete ui.toolServers;
@@ -393,7 +398,8 @@ export class UsersService {
     return this.core.db.transaction().execute(async (trx) => {
       const current = await this.store(trx).byId(user.id);
       if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
-      const merged = { ...(current.settings ?? {}), ...settings };
+      const stored = current.settings ?? {};
+      const merged = { ...stored, ...settings, ui: { ...(isObject(stored.ui) ? stored.ui : {}), ...(settings.ui as Record<string, unknown>) } };
       const updated = await this.update(user.id, { settings: merged }, trx);
       await this.core.events.publish({ event: 'user.settings_updated', actor: updated, subjectId: user.id, subjectType: 'user' }, trx);
       return merged;

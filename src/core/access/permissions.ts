@@ -9,10 +9,8 @@ export type PermissionsTree = Record<string, Record<string, unknown>>;
 
 interface Switch {
   env: string;
-  /** The value when the variable is unset (config.py). */
+  /** The value when the variable is unset (config.py), and when the admin form leaves the key out. */
   seed: boolean;
-  /** The value the admin form takes when the key is left out (routers/users.py pydantic defaults). */
-  form?: boolean;
 }
 
 const off = (env: string): Switch => ({ env, seed: false });
@@ -42,12 +40,13 @@ const SWITCHES: Record<string, Record<string, Switch>> = {
     prompts: off('USER_PERMISSIONS_WORKSPACE_PROMPTS_ALLOW_SHARING'),
     public_prompts: off('USER_PERMISSIONS_WORKSPACE_PROMPTS_ALLOW_PUBLIC_SHARING'),
     tools: off('USER_PERMISSIONS_WORKSPACE_TOOLS_ALLOW_SHARING'),
-    // The admin form's own defaults differ from the seeds for these two (reference quirk, kept).
-    public_tools: { ...off('USER_PERMISSIONS_WORKSPACE_TOOLS_ALLOW_PUBLIC_SHARING'), form: true },
+    // 0.10.2's admin form defaulted public_tools and public_notes to true, so a save without them
+    // opened public sharing to everyone; the reference fixed it in 0.11.1 (#27716), as here.
+    public_tools: off('USER_PERMISSIONS_WORKSPACE_TOOLS_ALLOW_PUBLIC_SHARING'),
     skills: off('USER_PERMISSIONS_WORKSPACE_SKILLS_ALLOW_SHARING'),
     public_skills: off('USER_PERMISSIONS_WORKSPACE_SKILLS_ALLOW_PUBLIC_SHARING'),
     notes: off('USER_PERMISSIONS_NOTES_ALLOW_SHARING'),
-    public_notes: { ...off('USER_PERMISSIONS_NOTES_ALLOW_PUBLIC_SHARING'), form: true },
+    public_notes: off('USER_PERMISSIONS_NOTES_ALLOW_PUBLIC_SHARING'),
     folders: off('USER_PERMISSIONS_FOLDERS_ALLOW_SHARING'),
     public_chats: off('USER_PERMISSIONS_CHAT_ALLOW_PUBLIC_SHARING'),
     // Read by the 0.11.0 web frontend (share-chat "open" visibility).
@@ -126,7 +125,7 @@ export function permissionsFromEnv(env: Record<string, string | undefined>): Rec
 }
 
 /** Values the admin form takes for keys it leaves out. */
-export const FORM_DEFAULTS = buildTree((s) => s.form ?? s.seed);
+export const FORM_DEFAULTS = buildTree((s) => s.seed);
 
 /**
  * The admin form for the default tree (UserPermissions): every section required,

@@ -52,7 +52,7 @@ export const notFound = (detail: unknown = ERROR.NOT_FOUND) => new HttpError(404
 
 /** The reference's user-facing messages (open_webui/constants.py ERROR_MESSAGES). */
 export const ERROR = {
-  DEFAULT: (err = '') => `Something went wrong :/${err ? `\n[ERROR: ${err}]` : ''}`,
+  DEFAULT: (err = '') => (err ? `[ERROR: ${err}]` : 'Something went wrong :/'),
   CREATE_USER_ERROR:
     'Oops! Something went wrong while creating your account. Please try again later. If the issue persists, contact support for assistance.',
   DELETE_USER_ERROR:

@@ -37,7 +37,7 @@ export interface CompatChats {
   readable(user: UserRecord, id: string): Promise<CompatChat | null>;
   /** The user's own chat; a 404 HttpError otherwise. */
   own(user: UserRecord, id: string): Promise<CompatChat>;
-  /** `POST /chats/{id}`: the sent chat merged over the user's own one; 404 when it is not theirs. */
+  /** `POST /chats/{id}`: the sent chat merged over the user's own one (refused with the route's 401 otherwise). */
   update(user: UserRecord, id: string, form: { chat: Json }): Promise<Json>;
   upsertMessage(chatId: string, messageId: string, message: Json): Promise<CompatChat | null>;
   messageOf(chatId: string, messageId: string): Promise<Json | null>;
@@ -306,7 +306,13 @@ export function defineCompatApi(bridge: PluginBridge, services: CompatServices):
     return chat ? chatModel(chat) : null;
   });
 
-  bridge.define('chats.update', async ({ user }, args) => orNull(() => chats().update(user, text(args, 'id'), { chat: object(args, 'chat') })));
+  bridge.define('chats.update', async ({ user }, args) =>
+    orNull(async () => {
+      // `own` first: its 404 is the missing chat the plugin reads as None; the route's own refusal is a 401.
+      const chat = await chats().own(user, text(args, 'id'));
+      return chats().update(user, chat.id, { chat: object(args, 'chat') });
+    }),
+  );
 
   bridge.define('chats.upsert_message', async ({ user }, args) =>
     orNull(async () => {

@@ -2,6 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { TestClock } from '../../helpers/server.js';
 import { type Account, addUser, as } from '../../helpers/users.js';
+import { fakeModel } from '../../helpers/fake-model.js';
 import { useServer } from '../../helpers/world.js';
 import { NOT_FOUND, PROHIBITED, UNKNOWN, chain, newChat, setDefaultPermission } from './fixtures.js';
 
@@ -79,13 +80,30 @@ describe('POST /api/v1/chats/new', () => {
 });
 
 describe('GET /api/v1/chats/{id}', () => {
-  it('is 404 for unknown chats and for chats of other users', async () => {
+  it('is 401 NOT_FOUND for unknown chats and for chats of other users, as the reference', async () => {
     const chat = await newChat(world.api, world.alice);
     for (const [id, who] of [[UNKNOWN, world.alice], [chat.id, world.bob]] as const) {
       const res = await world.api.get(`/api/v1/chats/${id}`, as(who));
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(401);
       expect(res.body).toEqual(NOT_FOUND);
     }
+  });
+
+  it('reads a deleted account’s chat as the reference: 401 NOT_FOUND for the admin, 401 for the account’s own token', async () => {
+    const leaving = await addUser(world.api, world.admin, 'user', 'Leaving Chats');
+    const chat = await newChat(world.api, leaving, { title: 'to be deleted' });
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.admin))).status).toBe(200);
+    expect((await world.api.delete(`/api/v1/users/${leaving.id}`, as(world.admin))).body).toBe(true);
+
+    const read = await world.api.get(`/api/v1/chats/${chat.id}`, as(world.admin));
+    expect(read.status).toBe(401);
+    expect(read.body).toEqual(NOT_FOUND);
+    expect((await world.api.get(`/api/v1/chats/list/user/${leaving.id}`, as(world.admin))).body).toEqual([]);
+    // utils/auth.py: a valid token whose user is gone is an invalid token.
+    const own = await world.api.get(`/api/v1/chats/${chat.id}`, as(leaving));
+    expect(own.status).toBe(401);
+    expect(own.body).toEqual({ detail: ERROR.INVALID_TOKEN });
+    expect((await world.api.get('/api/v1/auths/', as(leaving))).status).toBe(401);
   });
 
   it('lets admins read any chat while ENABLE_ADMIN_CHAT_ACCESS is on', async () => {
@@ -126,12 +144,13 @@ describe('POST /api/v1/chats/{id}', () => {
     expect(again.body.chat.history.currentId).toBe('u1');
   });
 
-  it('is only for the owner (404 otherwise), and validates the form (422)', async () => {
+  it('is only for the owner (401 ACCESS_PROHIBITED otherwise, admins too, as the reference), and validates the form (422)', async () => {
     const chat = await newChat(world.api, world.alice, { title: 'Mine' });
     world.takeEvents();
     for (const who of [world.bob, world.admin]) {
       const res = await world.api.post(`/api/v1/chats/${chat.id}`, { chat: { title: 'Theirs' } }, as(who));
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(PROHIBITED);
     }
     expect((await world.api.post(`/api/v1/chats/${chat.id}`, { title: 'x' }, as(world.alice))).status).toBe(422);
     expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).body.title).toBe('Mine');
@@ -258,29 +277,31 @@ describe('pin, archive, folder', () => {
     expect((await world.api.get(`/api/v1/chats/folder/${folder.id}/list`, as(world.bob))).status).toBe(404);
   });
 
-  it('answers 404 on every per-chat route for a chat the user does not own', async () => {
+  it('refuses every per-chat route for a chat the user does not own as the reference does, the same for unknown chats', async () => {
     const chat = await newChat(world.api, world.alice);
     world.takeEvents();
-    const routes: [string, string, unknown?][] = [
-      ['POST', 'pin'],
-      ['GET', 'pinned'],
-      ['POST', 'archive'],
-      ['POST', 'folder', { folder_id: null }],
-      ['GET', 'tags'],
-      ['POST', 'tags', { name: 'x' }],
-      ['DELETE', 'tags', { name: 'x' }],
-      ['POST', 'share'],
-      ['DELETE', 'share'],
-      ['POST', 'unread'],
-      ['POST', 'clone', {}],
-      ['POST', 'fork'],
-      ['POST', 'compact'],
+    // chats.py, route by route; fork and unread (0.11.0) answer 404.
+    const FAILED = { detail: ERROR.DEFAULT() };
+    const routes: [string, string, unknown, number, unknown][] = [
+      ['POST', 'pin', undefined, 401, FAILED],
+      ['GET', 'pinned', undefined, 401, FAILED],
+      ['POST', 'archive', undefined, 401, FAILED],
+      ['POST', 'folder', { folder_id: null }, 401, FAILED],
+      ['GET', 'tags', undefined, 401, NOT_FOUND],
+      ['POST', 'tags', { name: 'x' }, 401, FAILED],
+      ['DELETE', 'tags', { name: 'x' }, 401, NOT_FOUND],
+      ['POST', 'share', undefined, 401, PROHIBITED],
+      ['DELETE', 'share', undefined, 401, PROHIBITED],
+      ['POST', 'clone', {}, 401, FAILED],
+      ['POST', 'compact', undefined, 401, NOT_FOUND],
+      ['POST', 'unread', undefined, 404, NOT_FOUND],
+      ['POST', 'fork', undefined, 404, NOT_FOUND],
     ];
-    for (const [method, path, body] of routes) {
+    for (const [method, path, body, status, detail] of routes) {
       for (const id of [chat.id, UNKNOWN]) {
         const res = await world.api.request(method, `/api/v1/chats/${id}/${path}`, body, as(world.bob));
-        expect(res.status, `${method} ${path} ${id}`).toBe(404);
-        expect(res.body).toEqual(NOT_FOUND);
+        expect(res.status, `${method} ${path} ${id}`).toBe(status);
+        expect(res.body, `${method} ${path} ${id}`).toEqual(detail);
       }
     }
     expect(world.takeEvents()).toEqual([]);
@@ -296,8 +317,8 @@ describe('DELETE /api/v1/chats/{id} and /api/v1/chats/', () => {
     expect(res.status).toBe(200);
     expect(res.body).toBe(true);
     expect(world.takeEvents()).toMatchObject([{ event: 'chat.deleted', subject: { type: 'chat', id: chat.id }, data: { owner_id: world.alice.id } }]);
-    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(404);
-    expect((await world.api.get(`/api/v1/chats/share/${share}`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(401);
+    expect((await world.api.get(`/api/v1/chats/share/${share}`, as(world.alice))).status).toBe(401);
     const rows = await world.server.parley.core.db.selectFrom('chat_message').select('id').where('chat_id', '=', chat.id).execute();
     expect(rows).toEqual([]);
     expect((await world.api.delete(`/api/v1/chats/${chat.id}`, as(world.alice))).status).toBe(404);
@@ -351,7 +372,7 @@ describe('messages', () => {
     expect(res.body.chat.history.messages.a1).toMatchObject({ content: 'final answer', model: 'm', parentId: 'u1', role: 'assistant' });
     expect(res.body.chat.history.currentId).toBe('a1');
     expect(world.takeEvents()).toMatchObject([{ event: 'message.updated', subject: { type: 'message', id: 'a1' }, data: { chat_id: chat.id, content_preview: 'final answer' } }]);
-    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'x' }, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'x' }, as(world.bob))).status).toBe(401);
     expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'by admin' }, as(world.admin))).status).toBe(200);
     expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1`, {}, as(world.alice))).status).toBe(422);
   });
@@ -392,7 +413,7 @@ describe('messages', () => {
     expect(world.takeEvents().map((e) => [e.event, e.data])).toContainEqual(['message.event_received', { chat_id: chat.id, event_type: 'message' }]);
     expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x' }, as(world.alice))).status).toBe(422);
     expect((await send('message', {})).status).toBe(200);
-    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x', data: {} }, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${chat.id}/messages/a1/event`, { type: 'x', data: {} }, as(world.bob))).status).toBe(401);
   });
 });
 
@@ -651,5 +672,37 @@ describe('GET/POST /api/v1/chats/config', () => {
       { ENABLE_CONTEXT_COMPACTION: false, CONTEXT_COMPACTION_TOKEN_THRESHOLD: 80000, CONTEXT_COMPACTION_PROMPT_TEMPLATE: '' },
       as(world.admin),
     );
+  });
+});
+
+describe('with ENABLE_ADMIN_CHAT_ACCESS off', () => {
+  const restricted = useServer({ fakes: fakeModel(), env: { ENABLE_ADMIN_CHAT_ACCESS: 'false' }, admin: 'Restricted Admin', users: { owner: ['user', 'Owner Chats'] } });
+
+  it('refuses the admin every way into another user’s chat: read, message edit or deletion, a share grant, a continuation (reference #31413)', async () => {
+    const chat = await newChat(restricted.api, restricted.owner, { history: chain(['u1', 'user', 'the question'], ['a1', 'assistant', 'the private answer']) });
+    const admin = as(restricted.admin);
+    expect((await restricted.api.get(`/api/v1/chats/${chat.id}`, admin)).status).toBe(401);
+    const edited = await restricted.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'edited' }, admin);
+    expect(edited.status).toBe(401);
+    const deleted = await restricted.api.delete(`/api/v1/chats/${chat.id}/messages/missing`, admin);
+    expect(deleted.status).toBe(401);
+    expect(deleted.text).not.toContain('the private answer');
+    const grant = { access_grants: [{ principal_type: 'user', principal_id: restricted.admin.id, permission: 'read' }] };
+    expect((await restricted.api.post(`/api/v1/chats/shared/${chat.id}/access/update`, grant, admin)).status).toBe(404);
+    const before = restricted.model.requests.length;
+    const turn = await restricted.api.post(
+      '/api/chat/completions',
+      { model: 'fake-model', chat_id: chat.id, id: 'a2', parent_id: 'a1', user_message: { id: 'u2', parentId: 'a1', role: 'user', content: 'mine now' }, messages: [] },
+      admin,
+    );
+    expect(turn.status).toBe(404);
+    expect(restricted.model.requests.length).toBe(before);
+
+    const stored = (await restricted.api.get(`/api/v1/chats/${chat.id}`, as(restricted.owner))).body.chat.history;
+    expect(Object.keys(stored.messages).sort()).toEqual(['a1', 'u1']);
+    expect(stored.messages.a1.content).toBe('the private answer');
+    // The owner keeps every route.
+    expect((await restricted.api.post(`/api/v1/chats/${chat.id}/messages/a1`, { content: 'edited' }, as(restricted.owner))).status).toBe(200);
+    expect((await restricted.api.post(`/api/v1/chats/shared/${chat.id}/access/update`, grant, as(restricted.owner))).status).toBe(200);
   });
 });

@@ -63,7 +63,7 @@ describe('POST /api/v1/chats/{id}/share', () => {
 });
 
 describe('GET /api/v1/chats/share/{share_id}', () => {
-  it('shows the snapshot to its owner and admins; others get 401, unknown ids 404', async () => {
+  it('shows the snapshot to its owner and admins; others get 401, unknown ids 401 NOT_FOUND', async () => {
     const { shareId } = await sharedChat();
     expect((await world.api.get(`/api/v1/chats/share/${shareId}`, as(world.admin))).status).toBe(200);
     const other = await world.api.get(`/api/v1/chats/share/${shareId}`, as(world.bob));
@@ -73,7 +73,7 @@ describe('GET /api/v1/chats/share/{share_id}', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toEqual({ detail: ERROR.INVALID_TOKEN });
     const unknown = await world.api.get(`/api/v1/chats/share/${UNKNOWN}`, as(world.alice));
-    expect(unknown.status).toBe(404);
+    expect(unknown.status).toBe(401);
     expect(unknown.body).toEqual(NOT_FOUND);
   });
 
@@ -81,7 +81,7 @@ describe('GET /api/v1/chats/share/{share_id}', () => {
     const chat = await newChat(world.api, world.alice, { title: 'By id' });
     const res = await world.api.get(`/api/v1/chats/share/${chat.id}`, as(world.admin));
     expect(res.body).toMatchObject({ id: chat.id, title: 'By id' });
-    expect((await world.api.get(`/api/v1/chats/share/${chat.id}`, as(world.bob))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/share/${chat.id}`, as(world.bob))).status).toBe(401);
   });
 });
 
@@ -101,7 +101,7 @@ describe('share access grants', () => {
     expect((await world.api.get(`/api/v1/chats/share/${shareId}`, as(world.bob))).body.title).toBe('Granted');
     expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.bob))).body.title).toBe('Granted');
     expect((await world.api.get(`/api/v1/chats/share/${shareId}`, as(world.carol))).status).toBe(401);
-    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.carol))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.carol))).status).toBe(401);
 
     world.takeEvents();
     const copy = await world.api.post(`/api/v1/chats/${shareId}/clone/shared`, undefined, as(world.bob));
@@ -111,7 +111,7 @@ describe('share access grants', () => {
     const refused = await world.api.post(`/api/v1/chats/${shareId}/clone/shared`, undefined, as(world.carol));
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(PROHIBITED);
-    expect((await world.api.post(`/api/v1/chats/${UNKNOWN}/clone/shared`, undefined, as(world.bob))).status).toBe(404);
+    expect((await world.api.post(`/api/v1/chats/${UNKNOWN}/clone/shared`, undefined, as(world.bob))).status).toBe(401);
   });
 
   it('drops public and open grants users may not give; admins may give them, and an open link needs no sign-in', async () => {
@@ -175,8 +175,8 @@ describe('unsharing', () => {
     expect(res.body).toBe(true);
     expect(world.takeEvents()).toMatchObject([{ event: 'chat.unshared', subject: { type: 'chat', id: chat.id }, data: { share_id: shareId } }]);
     expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).body.share_id).toBeNull();
-    expect((await world.api.get(`/api/v1/chats/share/${shareId}`, as(world.bob))).status).toBe(404);
-    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.bob))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/share/${shareId}`, as(world.bob))).status).toBe(401);
+    expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.bob))).status).toBe(401);
   });
 
   it('unshares every chat of the user at once', async () => {

@@ -153,3 +153,43 @@ describe('web client mode when things go wrong', () => {
     }
   });
 });
+
+describe('API client mode on a stored chat', () => {
+  const world = useServer({ fakes: fakeModel(), admin: 'Stored Api Admin' });
+
+  it('answers a stored message again in place: parent, timestamp and the question’s children kept', async () => {
+    const timestamp = 1_700_000_000;
+    const messages = {
+      q: { id: 'q', parentId: null, childrenIds: ['a'], role: 'user', content: 'what now?', timestamp },
+      a: { id: 'a', parentId: 'q', childrenIds: [], role: 'assistant', content: 'old answer', model: 'fake-model', done: true, timestamp },
+    };
+    const created = await world.api.post('/api/v1/chats/new', { chat: { title: 'Stored', models: ['fake-model'], history: { currentId: 'a', messages } } }, { token: world.admin.token });
+    expect(created.status, created.text).toBe(200);
+    const chatId = created.body.id;
+
+    for (const stream of [false, true]) {
+      const res = await world.api.post(
+        '/api/chat/completions',
+        { model: 'fake-model', chat_id: chatId, id: 'a', stream, messages: [{ role: 'user', content: `what now? (${stream ? 'streamed' : 'json'})` }] },
+        { token: world.admin.token },
+      );
+      expect(res.status, res.text).toBe(200);
+      // Streamed without a socket session, the call returns `null` once the answer is stored (as the reference).
+      if (stream) expect(res.text).toBe('null');
+      const stored = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat.history.messages;
+      expect(stored.a).toMatchObject({ parentId: 'q', childrenIds: [], role: 'assistant', done: true, timestamp, content: `You said: what now? (${stream ? 'streamed' : 'json'})` });
+      expect(stored.q).toMatchObject({ parentId: null, childrenIds: ['a'], timestamp });
+    }
+
+    // A failed answer keeps its place too.
+    world.model.script = () => ({ status: 500, error: 'The provider broke' });
+    try {
+      const res = await world.api.post('/api/chat/completions', { model: 'fake-model', chat_id: chatId, id: 'a', messages: [{ role: 'user', content: 'x' }] }, { token: world.admin.token });
+      expect(res.status).toBe(400);
+      const stored = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.admin.token })).body.chat.history.messages;
+      expect(stored.a).toMatchObject({ parentId: 'q', timestamp, error: { content: expect.any(String) } });
+    } finally {
+      world.model.script = defaultScript;
+    }
+  });
+});

@@ -110,7 +110,7 @@ describe('configs area', () => {
   });
 
   it('imports known and unknown keys in one go and reports them in an event', async () => {
-    const config = { 'ui.default_models': 'gpt-x', 'ui.enable_message_rating': false, 'custom.team.motto': { words: ['ship', 'it'] } };
+    const config = { 'ui.default_models': 'gpt-x', 'ui.enable_community_sharing': false, 'custom.team.motto': { words: ['ship', 'it'] } };
     const res = await world.api.post('/api/v1/configs/import', { config }, { token: world.admin.token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject(config);
@@ -119,7 +119,7 @@ describe('configs area', () => {
     expect(event.subject).toEqual({ type: 'config', id: 'import' });
     expect(event.actor).toMatchObject({ id: world.admin.id, role: 'admin' });
     expect(event.data).toEqual({ keys: Object.keys(config) });
-    expect((await world.api.get('/api/config', { token: world.admin.token })).body.features.enable_message_rating).toBe(false);
+    expect((await world.api.get('/api/config', { token: world.admin.token })).body.features.enable_community_sharing).toBe(false);
   });
 
   it('reads and writes the connections form, requiring every field', async () => {

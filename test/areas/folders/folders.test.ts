@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { type Account, addUser, as } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
@@ -10,9 +10,6 @@ const world = useServer({
   freshEvents: true,
 });
 
-beforeAll(async () => {
-  await setDefaultPermission(world.api, world.admin, 'sharing', 'folders', true);
-});
 let counter = 0;
 
 async function folder(owner: Account, body: Record<string, unknown> = {}) {
@@ -91,6 +88,30 @@ describe('GET /api/v1/folders/ and /api/v1/folders/{id}', () => {
     expect(byName.Orphan.parent_id).toBeNull();
     expect(res.body[2].name).toBe('Orphan');
     expect((await world.api.get('/api/v1/folders/', as(world.bob))).body.map((f: { id: string }) => f.id)).not.toContain(top.id);
+  });
+
+  it('brings a folder that closes a parent loop back to the top level, saved, keeping the healthy child below it (reference #28748)', async () => {
+    const user = await addUser(world.api, world.admin, 'user', 'Loop Lister');
+    const projects = await folder(user, { name: 'projects' });
+    const year = await folder(user, { name: '2026', parent_id: projects.id });
+    const quarter = await folder(user, { name: 'q1', parent_id: year.id });
+    // A loop from before the move route refused them: projects under 2026, 2026 under projects.
+    await world.server.parley.core.db.updateTable('folder').set({ parent_id: year.id }).where('id', '=', projects.id).execute();
+
+    const listed = (await world.api.get('/api/v1/folders/', as(user))).body as { id: string; parent_id: string | null }[];
+    const parentOf = new Map(listed.map((f) => [f.id, f.parent_id]));
+    for (const f of listed) {
+      let current: string | null | undefined = f.id;
+      for (let steps = 0; current && steps <= listed.length; steps++) current = parentOf.get(current);
+      expect(current, `${f.id} reaches the top level`).toBeNull();
+    }
+    expect(parentOf.get(quarter.id)).toBe(year.id);
+    const stored = await Promise.all([projects, year].map(async (f) => (await world.api.get(`/api/v1/folders/${f.id}`, as(user))).body.parent_id));
+    expect(stored).toContain(null);
+    // Moving the repaired top folder into its own subtree stays refused.
+    const top = stored[0] === null ? projects : year;
+    const looped = await world.api.post(`/api/v1/folders/${top.id}/update/parent`, { parent_id: quarter.id }, as(user));
+    expect(looped.status).toBe(400);
   });
 
   it('returns a folder with its grants to its owner, admins and those it is shared with; 404 to others', async () => {
@@ -208,24 +229,21 @@ describe('POST /api/v1/folders/{id}/access/update', () => {
     expect(cleared.body.access_grants).toEqual([]);
   });
 
-  it('needs sharing.folders to give grants (403), drops public grants for users, and keeps them for admins', async () => {
+  it('lets an owner share with sharing.folders at its default (off, a switch of the web app only), drops public grants for users, and keeps them for admins', async () => {
     const target = await folder(world.alice);
-    await setDefaultPermission(world.api, world.admin, 'sharing', 'folders', false);
-    try {
-      const res = await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }] }, as(world.alice));
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual(PROHIBITED);
-      expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [] }, as(world.alice))).status).toBe(200);
-    } finally {
-      await setDefaultPermission(world.api, world.admin, 'sharing', 'folders', true);
-    }
+    const permissions = (await world.api.get('/api/v1/auths/', as(world.alice))).body.permissions;
+    expect(permissions.sharing.folders).toBe(false);
+    const res = await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }] }, as(world.alice));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.access_grants).toMatchObject([{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }]);
+    expect((await world.api.get(`/api/v1/folders/${target.id}`, as(world.bob))).status).toBe(200);
     const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: everyone }, as(world.alice))).body.access_grants).toEqual([]);
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: everyone }, as(world.admin))).body.access_grants).toHaveLength(1);
     expect((await world.api.get(`/api/v1/folders/${target.id}`, as(world.carol))).status).toBe(200);
   });
 
-  it('is for the owner, admins and writers (403 for readers and strangers, 404 unknown, 400/422 bad grants)', async () => {
+  it('is for the owner and admins (403 for writers, readers and strangers, changing nothing; 404 unknown, 400/422 bad grants)', async () => {
     const target = await folder(world.alice);
     await share(world.alice, target.id, [
       { principal_id: world.bob.id, permission: 'write' },
@@ -233,7 +251,10 @@ describe('POST /api/v1/folders/{id}/access/update', () => {
     ]);
     const grants = { access_grants: [{ principal_type: 'user', principal_id: world.carol.id, permission: 'write' }] };
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.carol))).status).toBe(403);
-    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.bob))).status).toBe(200);
+    // A writer edits the folder but does not decide who shares it (the reference's 8145774e3).
+    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.bob))).status).toBe(403);
+    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [] }, as(world.bob))).status).toBe(403);
+    expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, grants, as(world.admin))).status).toBe(200);
     expect((await world.api.post(`/api/v1/folders/${UNKNOWN}/access/update`, grants, as(world.alice))).status).toBe(404);
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: null }, as(world.alice))).status).toBe(422);
     expect((await world.api.post(`/api/v1/folders/${target.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: UNKNOWN, permission: 'read' }] }, as(world.alice))).status).toBe(400);
@@ -269,7 +290,30 @@ describe('shared folders', () => {
     });
     expect(byId[sub.id]).toMatchObject({ parent_id: root.id, permission: 'write' });
     expect(byId[other.id]).toMatchObject({ owner_name: world.bob.name, permission: 'read' });
-    expect((await world.api.get('/api/v1/folders/shared', as(world.alice))).body.map((f: { id: string }) => f.id)).not.toContain(root.id);
+  });
+
+  it('lists the folders the owner shared, with their subfolders, under the owner with write; not those kept or unshared', async () => {
+    const owner = await addUser(world.api, world.admin, 'user', 'Sharing Owner');
+    const member = await addUser(world.api, world.admin, 'user', 'Sharing Member');
+    const shared = await folder(owner, { name: 'Harbour' });
+    const child = await folder(owner, { name: 'Harbour sub', parent_id: shared.id });
+    const kept = await folder(owner, { name: 'Kept' });
+    const dropped = await folder(owner, { name: 'Dropped' });
+    await share(owner, shared.id, [{ principal_id: member.id, permission: 'read' }]);
+    await share(owner, dropped.id, [{ principal_id: member.id, permission: 'read' }]);
+    await share(owner, dropped.id, []);
+
+    const listed = async (who: Account) => Object.fromEntries((await world.api.get('/api/v1/folders/shared', as(who))).body.map((f: { id: string }) => [f.id, f]));
+    const own = await listed(owner);
+    expect(own[shared.id]).toMatchObject({ user_id: owner.id, owner_name: owner.name, permission: 'write' });
+    expect(own[child.id]).toMatchObject({ parent_id: shared.id, permission: 'write' });
+    expect(Object.keys(own)).not.toContain(kept.id);
+    expect(Object.keys(own)).not.toContain(dropped.id);
+    const theirs = await listed(member);
+    expect(theirs[shared.id]).toMatchObject({ owner_name: owner.name, permission: 'read' });
+    expect(theirs[child.id]).toMatchObject({ permission: 'read' });
+    expect(Object.keys(theirs)).not.toContain(kept.id);
+    expect(Object.keys(theirs)).not.toContain(dropped.id);
   });
 
   it('lets readers read the chats filed there, writers file chats and subfolders there', async () => {
@@ -283,7 +327,7 @@ describe('shared folders', () => {
     expect(filed.folder_id).toBe(root.id);
     expect((await world.api.post('/api/v1/chats/new', { chat: {}, folder_id: root.id }, as(world.carol))).status).toBe(404);
     expect((await world.api.get(`/api/v1/chats/${owned.id}`, as(world.carol))).body.title).toBe('Alice filed');
-    expect((await world.api.get(`/api/v1/chats/${owned.id}`, await addUser(world.api, world.admin, 'user', 'Nobody').then(as))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${owned.id}`, await addUser(world.api, world.admin, 'user', 'Nobody').then(as))).status).toBe(401);
 
     const sub = await world.api.post('/api/v1/folders/', { name: 'Bob made', parent_id: root.id }, as(world.bob));
     expect(sub.status).toBe(200);
@@ -348,7 +392,7 @@ describe('DELETE /api/v1/folders/{id}', () => {
     expect(res.body).toBe(true);
     expect(world.takeEvents()).toMatchObject([{ event: 'folder.deleted', subject: { type: 'folder', id: top.id }, data: { folder_ids: [top.id, sub.id], delete_contents: true } }]);
     expect((await world.api.get(`/api/v1/folders/${sub.id}`, as(world.alice))).status).toBe(404);
-    expect((await world.api.get(`/api/v1/chats/${mine.id}`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/chats/${mine.id}`, as(world.alice))).status).toBe(401);
     expect((await world.api.get(`/api/v1/chats/${loose.id}`, as(world.alice))).status).toBe(200);
     expect((await world.api.get(`/api/v1/chats/${theirs.id}`, as(world.bob))).body.folder_id).toBeNull();
     const grants = await world.server.parley.core.db.selectFrom('access_grant').select('id').where('resource_id', '=', top.id).execute();

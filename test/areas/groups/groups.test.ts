@@ -88,12 +88,21 @@ describe('GET /api/v1/groups/id/{id}, /info, /export', () => {
     expect(exported.body.permissions).toEqual({ chat: { call: false } });
   });
 
-  it('answers 404 for unknown ids and 401 for the wrong role', async () => {
-    for (const path of [`/api/v1/groups/id/${UNKNOWN}`, `/api/v1/groups/id/${UNKNOWN}/info`, `/api/v1/groups/id/${UNKNOWN}/export`, `/api/v1/groups/id/${UNKNOWN}/preview`]) {
-      const res = await world.api.get(path, { token: world.admin.token });
-      expect(res.status, path).toBe(404);
+  it('answers an unknown id as the reference (401 on reads, 404 on the preview) and 401 for the wrong role', async () => {
+    // groups.py: get, info and export answer an unknown group with 401 NOT_FOUND, for admins and users alike.
+    for (const [path, token] of [
+      [`/api/v1/groups/id/${UNKNOWN}`, world.admin.token],
+      [`/api/v1/groups/id/${UNKNOWN}/info`, world.admin.token],
+      [`/api/v1/groups/id/${UNKNOWN}/info`, world.alice.token],
+      [`/api/v1/groups/id/${UNKNOWN}/export`, world.admin.token],
+    ]) {
+      const res = await world.api.get(path, { token });
+      expect(res.status, path).toBe(401);
       expect(res.body).toEqual(NOT_FOUND);
     }
+    const preview = await world.api.get(`/api/v1/groups/id/${UNKNOWN}/preview`, { token: world.admin.token });
+    expect(preview.status).toBe(404);
+    expect(preview.body).toEqual(NOT_FOUND);
     const group = await createGroup();
     expect((await world.api.get(`/api/v1/groups/id/${group.id}`, { token: world.alice.token })).status).toBe(401);
     expect((await world.api.get(`/api/v1/groups/id/${group.id}/export`, { token: world.alice.token })).status).toBe(401);
@@ -155,13 +164,18 @@ describe('members', () => {
     expect(exported.body.user_ids).toEqual([world.bob.id]);
   });
 
-  it('answers 404 for an unknown group, 401 for non-admins and 422 for a bad form, changing nothing', async () => {
-    for (const path of ['users/add', 'users/remove']) {
+  it('answers an unknown group as the reference (400 on changes, no members), 401 for non-admins and 422 for a bad form, changing nothing', async () => {
+    for (const [path, failed] of [
+      ['users/add', 'Error adding users to group'],
+      ['users/remove', 'Error removing users from group'],
+    ]) {
       const res = await world.api.post(`/api/v1/groups/id/${UNKNOWN}/${path}`, { user_ids: [world.alice.id] }, { token: world.admin.token });
-      expect(res.status).toBe(404);
-      expect(res.body).toEqual(NOT_FOUND);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ detail: `[ERROR: ${failed}]` });
     }
-    expect((await world.api.post(`/api/v1/groups/id/${UNKNOWN}/users`, undefined, { token: world.admin.token })).status).toBe(404);
+    const members = await world.api.post(`/api/v1/groups/id/${UNKNOWN}/users`, undefined, { token: world.admin.token });
+    expect(members.status).toBe(200);
+    expect(members.body).toEqual([]);
     const group = await createGroup();
     expect((await world.api.post(`/api/v1/groups/id/${group.id}/users/add`, { user_ids: [world.alice.id] }, { token: world.alice.token })).status).toBe(401);
     expect((await world.api.post(`/api/v1/groups/id/${group.id}/users/remove`, { user_ids: [world.alice.id] }, { token: world.alice.token })).status).toBe(401);
@@ -192,10 +206,10 @@ describe('POST /api/v1/groups/id/{id}/update', () => {
     expect(next.body.data).toEqual({ config: { share: true } });
   });
 
-  it('answers 404 for an unknown group, 401 for non-admins, 422 for a bad form', async () => {
+  it('answers 400 for an unknown group (as the reference), 401 for non-admins, 422 for a bad form', async () => {
     const res = await world.api.post(`/api/v1/groups/id/${UNKNOWN}/update`, { name: 'x', description: 'y' }, { token: world.admin.token });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual(NOT_FOUND);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: '[ERROR: Error updating group]' });
     const group = await createGroup();
     expect((await world.api.post(`/api/v1/groups/id/${group.id}/update`, { name: 'x', description: 'y' }, { token: world.alice.token })).status).toBe(401);
     expect((await world.api.post(`/api/v1/groups/id/${group.id}/update`, { name: 'x' }, { token: world.admin.token })).status).toBe(422);
@@ -217,7 +231,7 @@ describe('DELETE /api/v1/groups/id/{id}/delete', () => {
     expect(res.body).toBe(true);
     expect(world.events.map((e) => e.event)).toEqual(['group.deleted']);
     expect(world.events[0]).toMatchObject({ subject: { type: 'group', id: group.id }, data: {} });
-    expect((await world.api.get(`/api/v1/groups/id/${group.id}`, { token: world.admin.token })).status).toBe(404);
+    expect((await world.api.get(`/api/v1/groups/id/${group.id}`, { token: world.admin.token })).status).toBe(401);
     const mine = await world.api.get('/api/v1/groups/', { token: world.alice.token });
     expect(mine.body.map((g: { id: string }) => g.id)).not.toContain(group.id);
     const grants = await world.server.parley.services.access.grantsOf('tool', `tool-of-${group.id}`);

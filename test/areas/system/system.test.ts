@@ -60,11 +60,11 @@ describe('app-level system routes', () => {
         enable_api_keys: false,
         enable_folders: true,
         enable_channels: false,
-        enable_notes: true,
+        enable_notes: false,
         enable_direct_connections: false,
         enable_code_execution: true,
         enable_version_update_check: true,
-        enable_memories: true,
+        enable_memories: false,
       });
       expect(typeof res.body.default_prompt_suggestions.length).toBe('number');
       expect(res.body.default_models).toBeNull();
@@ -120,6 +120,44 @@ describe('app-level system routes', () => {
     const res = await world.api.get('/api/config', { token: admin.token });
     expect(res.body.default_models).toBe('alpha,beta');
     expect(res.body.default_pinned_models).toBe('alpha');
+  });
+
+  it('advertises a feature only where Parley serves the route the web app calls for it, whatever its setting', async () => {
+    // For each feature, a route the web app calls when it shows the feature (the reference's paths).
+    const routeOf: Record<string, string> = {
+      enable_notes: '/api/v1/notes/',
+      enable_channels: '/api/v1/channels/',
+      enable_calendar: '/api/v1/calendars/',
+      enable_automations: '/api/v1/automations/list',
+      enable_memories: '/api/v1/memories/',
+      enable_message_rating: '/api/v1/evaluations/feedback',
+      enable_image_generation: '/api/v1/images/generations',
+      enable_web_search: '/api/v1/retrieval/process/web/search',
+      enable_admin_analytics: '/api/v1/analytics/summary',
+      enable_folders: '/api/v1/folders/',
+      enable_community_sharing: '/api/v1/chats/{id}/share',
+      enable_context_compaction: '/api/v1/chats/{id}/compact',
+      enable_autocomplete_generation: '/api/v1/tasks/auto/completions',
+      enable_version_update_check: '/api/version/updates',
+      enable_ldap: '/api/v1/auths/ldap',
+      enable_user_status: '/api/v1/users/user/status/update',
+      enable_admin_chat_access: '/api/v1/chats/list/user/{user_id}',
+      enable_admin_export: '/api/v1/chats/all/db',
+    };
+    const on = Object.fromEntries(
+      ['notes', 'channels', 'calendar', 'automations', 'memories', 'web.search', 'image_generation', 'folders', 'chat.context_compaction', 'task.autocomplete', 'ldap'].map(
+        (area) => [`${area}.enable`, true],
+      ),
+    );
+    Object.assign(on, { 'ui.enable_message_rating': true, 'ui.enable_community_sharing': true, 'code_interpreter.enable': true, 'direct.enable': true, 'ui.enable_user_webhooks': true });
+    const imported = await world.api.post('/api/v1/configs/import', { config: on }, { token: admin.token });
+    expect(imported.status, imported.text).toBe(200);
+
+    const served = new Set(Object.keys((await world.api.get('/openapi.json')).body.paths));
+    const { features } = (await world.api.get('/api/config', { token: admin.token })).body;
+    for (const [feature, route] of Object.entries(routeOf)) expect(features[feature], `${feature} (${route})`).toBe(served.has(route));
+    // Served by no route but by steps Parley does not run: the code interpreter, the browser's direct connections, user webhooks.
+    expect(features).toMatchObject({ enable_code_interpreter: false, enable_direct_connections: false, enable_user_webhooks: false });
   });
 
   it('answers the version without credentials, even with a bogus header', async () => {

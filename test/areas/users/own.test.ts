@@ -16,7 +16,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       expect(res.body).toBeNull();
     });
 
-    it('saves {ui:{...}} and other top-level keys, merging at the top level', async () => {
+    it('saves {ui:{...}} and other top-level keys, merging at the top level and ui field by field', async () => {
       const first = await world.api.post('/api/v1/users/user/settings/update', { ui: { models: ['m1'], version: '0.11.0' }, extra: 1 }, as(world.member));
       expect(first.status, first.text).toBe(200);
       expect(first.body).toEqual({ ui: { models: ['m1'], version: '0.11.0' }, extra: 1 });
@@ -24,21 +24,24 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       expect(world.events[0]).toMatchObject({ actor: { id: world.member.id }, subject: { type: 'user', id: world.member.id } });
 
       const second = await world.api.post('/api/v1/users/user/settings/update', { ui: { pinnedModels: ['m2'] } }, as(world.member));
-      expect(second.body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
-      expect((await world.api.get('/api/v1/users/user/settings', as(world.member))).body).toEqual({ ui: { pinnedModels: ['m2'] }, extra: 1 });
+      const both = { ui: { models: ['m1'], version: '0.11.0', pinnedModels: ['m2'] }, extra: 1 };
+      expect(second.body).toEqual(both);
+      expect((await world.api.get('/api/v1/users/user/settings', as(world.member))).body).toEqual(both);
     });
 
-    it('stores ui {} when the form leaves ui out', async () => {
-      const res = await world.api.post('/api/v1/users/user/settings/update', {}, as(world.member));
-      expect(res.body).toEqual({ ui: {}, extra: 1 });
+    it('keeps the interface settings when a save leaves ui out (the shortcuts page saves keybindings alone)', async () => {
+      const res = await world.api.post('/api/v1/users/user/settings/update', { keybindings: {} }, as(world.member));
+      expect(res.body).toEqual({ ui: { models: ['m1'], version: '0.11.0', pinnedModels: ['m2'] }, extra: 1, keybindings: {} });
     });
 
     it('drops tool servers and webhook notifications for users without those features; admins keep them', async () => {
       const body = { ui: { toolServers: [{ url: 'http://t' }], notifications: { webhook_url: 'http://hook', sound: true } }, notifications: { x: 1 } };
       const user = await world.api.post('/api/v1/users/user/settings/update', body, as(world.member));
-      expect(user.body).toEqual({ ui: { notifications: { sound: true } }, extra: 1 });
+      expect(user.body.ui.notifications).toEqual({ sound: true });
+      expect(user.body.ui).not.toHaveProperty('toolServers');
+      expect(user.body).not.toHaveProperty('notifications');
       const own = await world.api.post('/api/v1/users/user/settings/update', body, as(world.admin));
-      expect(own.body).toEqual(body);
+      expect(own.body).toMatchObject(body);
     });
 
     it('refuses users whose permissions exclude settings.interface with 403, and 422 for a non-object ui', async () => {
@@ -286,7 +289,8 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       const saved = await world.api.post('/api/v1/users/default/permissions', form, as(world.admin));
       expect(saved.status, saved.text).toBe(200);
       expect(saved.body.workspace.models).toBe(true);
-      expect(saved.body.sharing.public_tools).toBe(true);
+      // A save that leaves public tool sharing out does not grant it (reference #27716).
+      expect(saved.body.sharing.public_tools).toBe(false);
       expect(saved.body.chat.import).toBe(true);
       expect(world.events.map((e) => e.event)).toEqual(['user.permissions_updated']);
       expect(world.events[0]).toMatchObject({ subject: { type: 'config', id: 'user.permissions' }, actor: { id: world.admin.id } });

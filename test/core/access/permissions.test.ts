@@ -42,14 +42,15 @@ describe('the default tree', () => {
   });
 
   it('takes the admin form defaults for switches left out of a saved tree', () => {
-    expect(FORM_DEFAULTS.sharing.public_tools).toBe(true);
-    expect(FORM_DEFAULTS.sharing.public_notes).toBe(true);
+    // Not 0.10.2's true: a save without them must not open public sharing (reference #27716).
+    expect(FORM_DEFAULTS.sharing.public_tools).toBe(false);
+    expect(FORM_DEFAULTS.sharing.public_notes).toBe(false);
     const result = normalizeDefaultPermissions({ workspace: { tools: true, unknown: true }, sharing: {}, access_grants: {}, chat: {}, features: {}, settings: {}, extra: {} });
     if ('error' in result) throw new Error(result.error);
     expect(result.tree.workspace.tools).toBe(true);
     expect(result.tree.workspace).not.toHaveProperty('unknown');
     expect(result.tree).not.toHaveProperty('extra');
-    expect(result.tree.sharing.public_tools).toBe(true);
+    expect(result.tree.sharing.public_tools).toBe(false);
     expect(result.tree.chat.import).toBe(true);
   });
 
@@ -142,7 +143,7 @@ describe('AccessService permissions', () => {
     tree.features = { notes: true, api_keys: true };
     const stored = await access.setDefaultPermissions(await world.record(world.admin), tree);
     expect(stored.features.api_keys).toBe(true);
-    expect(stored.sharing.public_tools).toBe(true);
+    expect(stored.sharing.public_tools).toBe(false);
     expect(access.defaultPermissions()).toEqual(stored);
     expect(await access.hasPermission(await world.record(world.loner), 'features.api_keys')).toBe(true);
     expect(access.baselinePermissions().features.api_keys).toBe(false);
