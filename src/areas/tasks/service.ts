@@ -6,7 +6,7 @@ import type { CallContext } from '../../core/upstream/headers.js';
 import { type Answer, UPSTREAM_ERROR } from '../../core/upstream/service.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
 import type { ChatsService } from '../chats/service.js';
-import { temporarySessionId } from '../completions/events.js';
+import { temporarySessionId } from '../chats/ids.js';
 import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
 import type { StopResult, TaskRegistry } from './registry.js';
