@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -30,6 +30,8 @@ const ENTRY = 'parley.js';
 
 const outdir = path.resolve(process.argv[2] ?? fileURLToPath(new URL('../dist', import.meta.url)));
 mkdirSync(outdir, { recursive: true });
+// parley.js is dated when the build started, so a source saved during the build counts as newer (scripts/start.mjs).
+const startedAt = new Date();
 const staging = mkdtempSync(path.join(path.dirname(outdir), `.${path.basename(outdir)}.build-`));
 try {
   await build({
@@ -61,6 +63,7 @@ try {
   const written = readdirSync(staging);
   const entryLast = (name) => (name.startsWith(ENTRY) ? 1 : 0);
   for (const name of written.sort((a, b) => entryLast(a) - entryLast(b))) renameSync(path.join(staging, name), path.join(outdir, name));
+  utimesSync(path.join(outdir, ENTRY), startedAt, startedAt);
 
   const cutoff = Date.now() - CHUNK_KEEP_DAYS * 24 * 3600 * 1000;
   for (const name of readdirSync(outdir)) {
