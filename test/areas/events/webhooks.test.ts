@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { as } from '../../helpers/users.js';
 import { useServer, withWorld } from '../../helpers/world.js';
 
 const INVALID_URL = 'The URL you provided is invalid. Please double-check and try again.';
 const PROHIBITED = 'You do not have permission to access this resource. Please contact your administrator for assistance.';
-const reference = JSON.parse(readFileSync('/work/shared/reference/event-catalog-api-response.json', 'utf8')) as {
+// `GET /api/events` of the reference (Open WebUI 0.10.2), recorded.
+const reference = JSON.parse(readFileSync(path.join(import.meta.dirname, 'reference-event-catalog.json'), 'utf8')) as {
   events: { event: string; description: string; message: string }[];
 };
 
