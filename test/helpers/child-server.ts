@@ -65,7 +65,8 @@ export class ChildServer {
     const port = await freePort();
     const child = spawn(process.execPath, [...nodeFlags, entry], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+      // NODE_OPTIONS: the run on the second Node runtime loads its native addons through it (scripts/test.sh).
+      env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: process.env.NODE_OPTIONS ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new ChildServer(child, port);
