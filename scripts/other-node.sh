@@ -11,7 +11,11 @@ cd "$(dirname "$0")/.."
 current=$(node -p 'process.versions.node.split(".")[0]')
 major=${PARLEY_OTHER_NODE:-$([ "$current" = 24 ] && echo 20 || echo 24)}
 package="node-$(node -p 'process.platform + "-" + process.arch')"
-version=$(npm view "$package@$major" version --json | node -e 'const v = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log([].concat(v).pop())')
+version=$(npm view "$package@$major" version --json | node -e '
+const parts = (v) => v.split(".").map(Number);
+const newest = [].concat(JSON.parse(require("fs").readFileSync(0, "utf8")))
+  .sort((a, b) => parts(a).reduce((d, n, i) => d || n - parts(b)[i], 0)).pop();
+console.log(newest)')
 runtime=.tmp/node-$version
 
 if [ ! -x "$runtime/bin/node" ]; then
@@ -23,7 +27,7 @@ fi
 
 abi=$("$runtime/bin/node" -p process.versions.modules)
 addon=.tmp/better-sqlite3-abi$abi
-wanted="$(node -p 'require("better-sqlite3/package.json").version') node-$version"
+wanted="better-sqlite3 $(node -p 'require("better-sqlite3/package.json").version') abi $abi"
 if [ "$(cat "$addon/.parley-built" 2>/dev/null)" != "$wanted" ]; then
   rm -rf "$addon" && mkdir -p "$addon"
   cp -r node_modules/better-sqlite3/{binding.gyp,deps,src,package.json} "$addon/"
