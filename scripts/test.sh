@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# What the second runtime runs: start-up and the bundle, both databases' drivers on SQLite, sign-in,
+# What the second runtime runs: start-up and the bundle, the SQLite driver (its native addon), sign-in,
 # the SDK-facing routes, tools in the Python host, sockets and events.
 SMOKE_TESTS=(
   test/core/bundle.test.ts test/core/build-output.test.ts test/core/database.test.ts test/core/realtime/socket.test.ts
