@@ -16,24 +16,36 @@ const parts = (v) => v.split(".").map(Number);
 const newest = [].concat(JSON.parse(require("fs").readFileSync(0, "utf8")))
   .sort((a, b) => parts(a).reduce((d, n, i) => d || n - parts(b)[i], 0)).pop();
 console.log(newest)')
-runtime=.tmp/node-$version
+# Fetches node-<platform>-<arch>@<version> into .tmp/node-<version>/ once; prints that folder.
+fetch_node() {
+  local dir=.tmp/node-$1
+  if [ ! -x "$dir/bin/node" ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    local tarball
+    tarball=$(npm pack "$package@$1" --pack-destination "$dir" --silent)
+    tar xzf "$dir/$tarball" -C "$dir" --strip-components=1
+    rm "$dir/$tarball"
+  fi
+  echo "$PWD/$dir"
+}
+runtime=$(fetch_node "$version")
 
-if [ ! -x "$runtime/bin/node" ]; then
-  rm -rf "$runtime" && mkdir -p "$runtime"
-  tarball=$(npm pack "$package@$version" --pack-destination "$runtime" --silent)
-  tar xzf "$runtime/$tarball" -C "$runtime" --strip-components=1
-  rm "$runtime/$tarball"
-fi
+# better-sqlite3 12 wraps its objects in node::ObjectWrap, which from Node 24.19's headers on
+# removes a cleanup hook in its destructor and aborts the process when V8 collects a statement
+# outside a JavaScript context (nodejs/node#65446). Compiled against 24.18.1's headers, the same
+# ABI, it runs cleanly on every 24.x. PARLEY_ADDON_HEADERS=<version> chooses other headers.
+headers_version=${PARLEY_ADDON_HEADERS:-$([ "$major" = 24 ] && echo 24.18.1 || echo "$version")}
+headers=$(fetch_node "$headers_version")
 
 abi=$("$runtime/bin/node" -p process.versions.modules)
 addon=.tmp/better-sqlite3-abi$abi
-wanted="better-sqlite3 $(node -p 'require("better-sqlite3/package.json").version') abi $abi"
+wanted="better-sqlite3 $(node -p 'require("better-sqlite3/package.json").version') abi $abi headers $headers_version"
 if [ "$(cat "$addon/.parley-built" 2>/dev/null)" != "$wanted" ]; then
   rm -rf "$addon" && mkdir -p "$addon"
   cp -r node_modules/better-sqlite3/{binding.gyp,deps,src,package.json} "$addon/"
   gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
-  (cd "$addon" && PATH="$PWD/../../$runtime/bin:$PATH" node "$gyp" rebuild --release --nodedir="$PWD/../../$runtime" >build.log 2>&1) ||
+  (cd "$addon" && PATH="$runtime/bin:$PATH" node "$gyp" rebuild --release --nodedir="$headers" >build.log 2>&1) ||
     { tail -n 30 "$addon/build.log" >&2; echo "other-node: better-sqlite3 did not compile for Node $version" >&2; exit 1; }
   echo "$wanted" >"$addon/.parley-built"
 fi
-echo "$PWD/$runtime/bin"
+echo "$runtime/bin"
