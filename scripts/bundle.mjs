@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -13,35 +13,64 @@ import { build } from 'esbuild';
  * goes into a chunk of its own beside parley.js (code splitting): loaded from
  * node_modules instead, the first streamed chunk through the proxy came about
  * 1 ms later at the median (measured with the bench).
+ *
+ * The output replaces the previous build without a moment in which a file is
+ * missing: esbuild writes into a staging folder beside the output folder (same
+ * depth, so the source maps' relative paths hold), then each file is renamed
+ * into place (atomic on one file system), the chunks
+ * before parley.js so that a new start finds every chunk it imports. Chunk
+ * names carry a hash of their content, and chunks of earlier builds stay: an
+ * instance still running an earlier parley.js imports its own chunks at first
+ * use, possibly long after this build. Only chunks no longer written by any
+ * build for CHUNK_KEEP_DAYS are removed (see "Start-up" in docs/architecture.md).
  * Argument: another output folder (the tests bundle into a folder of their own).
  */
-const outdir = process.argv[2] ?? fileURLToPath(new URL('../dist', import.meta.url));
-// Chunks carry a hash in their names: drop those of earlier builds.
-mkdirSync(outdir, { recursive: true });
-for (const name of readdirSync(outdir)) if (/^parley-.*\.js(\.map)?$/.test(name)) rmSync(path.join(outdir, name));
+const CHUNK_KEEP_DAYS = 7;
+const ENTRY = 'parley.js';
 
-await build({
-  entryPoints: [fileURLToPath(new URL('../src/main.ts', import.meta.url))],
-  outdir,
-  entryNames: 'parley',
-  chunkNames: 'parley-[name]-[hash]',
-  splitting: true,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  sourcemap: true,
-  legalComments: 'none',
-  // Whitespace and syntax only: renamed identifiers would need esbuild's keepNames, whose
-  // __name() wrapper runs on every closure Fastify creates per request (about 6% of a
-  // request's CPU, measured); unrenamed functions keep their names without it.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  external: [
-    ...['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
-    ...['pg', 'ioredis', '@socket.io/redis-adapter'],
-  ],
-  // Bundled CommonJS packages call require() for Node's own modules.
-  banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
-  logLevel: 'warning',
-});
+const outdir = path.resolve(process.argv[2] ?? fileURLToPath(new URL('../dist', import.meta.url)));
+mkdirSync(outdir, { recursive: true });
+// parley.js is dated when the build started, so a source saved during the build counts as newer (scripts/start.mjs).
+const startedAt = new Date();
+const staging = mkdtempSync(path.join(path.dirname(outdir), `.${path.basename(outdir)}.build-`));
+try {
+  await build({
+    entryPoints: [fileURLToPath(new URL('../src/main.ts', import.meta.url))],
+    outdir: staging,
+    entryNames: 'parley',
+    chunkNames: 'parley-[name]-[hash]',
+    splitting: true,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    legalComments: 'none',
+    // Whitespace and syntax only: renamed identifiers would need esbuild's keepNames, whose
+    // __name() wrapper runs on every closure Fastify creates per request (about 6% of a
+    // request's CPU, measured); unrenamed functions keep their names without it.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    external: [
+      ...['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
+      ...['pg', 'ioredis', '@socket.io/redis-adapter'],
+    ],
+    // Bundled CommonJS packages call require() for Node's own modules.
+    banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+
+  const written = readdirSync(staging);
+  const entryLast = (name) => (name.startsWith(ENTRY) ? 1 : 0);
+  for (const name of written.sort((a, b) => entryLast(a) - entryLast(b))) renameSync(path.join(staging, name), path.join(outdir, name));
+  utimesSync(path.join(outdir, ENTRY), startedAt, startedAt);
+
+  const cutoff = Date.now() - CHUNK_KEEP_DAYS * 24 * 3600 * 1000;
+  for (const name of readdirSync(outdir)) {
+    if (!/^parley-.*\.js(\.map)?$/.test(name) || written.includes(name)) continue;
+    const file = path.join(outdir, name);
+    if (statSync(file).mtimeMs < cutoff) rmSync(file, { force: true });
+  }
+} finally {
+  rmSync(staging, { recursive: true, force: true });
+}

@@ -26,10 +26,10 @@ export async function buildParleyOnce(): Promise<{ dir: string; remove(): void }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The single-file bundle `npm start` runs (scripts/bundle.mjs), in a fresh folder. */
-export async function bundleParley(): Promise<{ file: string; remove(): void }> {
+/** The bundle `npm start` runs (scripts/bundle.mjs), in a fresh folder or again into `dir`. */
+export async function bundleParley(dir?: string): Promise<{ file: string; remove(): void }> {
   mkdirSync(path.join(ROOT, '.tmp'), { recursive: true });
-  const dir = mkdtempSync(path.join(ROOT, '.tmp', 'bundle-'));
+  dir ??= mkdtempSync(path.join(ROOT, '.tmp', 'bundle-'));
   await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), dir], { cwd: ROOT });
   return { file: path.join(dir, 'parley.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -65,7 +65,8 @@ export class ChildServer {
     const port = await freePort();
     const child = spawn(process.execPath, [...nodeFlags, entry], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+      // NODE_OPTIONS: the run on the second Node runtime loads its native addons through it (scripts/test.sh).
+      env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: process.env.NODE_OPTIONS ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = new ChildServer(child, port);

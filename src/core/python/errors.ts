@@ -77,8 +77,12 @@ function missingModuleMessage(module: string): string {
   if (module === 'open_webui' || module.startsWith('open_webui.')) {
     return `ModuleNotFoundError: No module named '${module}': Parley's open_webui compatibility package does not provide it (docs/plugin-compat.md lists what it does)`;
   }
+  // The package that provides a module may be named otherwise (`git` comes with GitPython): the example uses the top name.
+  const top = module.split('.')[0];
   return (
-    `ModuleNotFoundError: No module named '${module}': it is not installed in the plugin environment; ` +
-    `list it in the tool's frontmatter requirements, or have an operator install it (docs/plugin-compat.md)`
+    `ModuleNotFoundError: No module named '${module}': it is not installed in the plugin environment. ` +
+    `Name the package that provides it in the frontmatter at the top of the tool, e.g. the line "requirements: ${top}" ` +
+    `(installed from the configured package index; off when OFFLINE_MODE=true or ENABLE_PIP_INSTALL_FRONTMATTER_REQUIREMENTS=false), ` +
+    `or have an operator add it to plugin-host/requirements.txt (docs/plugin-compat.md)`
   );
 }

@@ -6,6 +6,21 @@ type RequestOptions = Omit<NonNullable<Parameters<typeof request>[1]>, 'dispatch
 let undici: Promise<(typeof import('undici'))['default']> | undefined;
 
 /**
+ * A failed load is forgotten, so the next request tries again: a build that replaced the
+ * bundle's chunks under a running instance, or a file briefly missing, must not leave the
+ * instance without outgoing requests until it restarts (Node itself retries a failed import()).
+ */
+function loadUndici(): NonNullable<typeof undici> {
+  return import('undici').then(
+    (loaded) => loaded.default,
+    (error: unknown) => {
+      undici = undefined;
+      throw error;
+    },
+  );
+}
+
+/**
  * A pooled undici agent made at its first request. Loading undici costs about 60 ms
  * of start-up CPU, and a server may run for long before it sends anything out.
  */
@@ -15,7 +30,7 @@ export class LazyAgent {
   constructor(private readonly options: Agent.Options) {}
 
   async request(url: string, options: RequestOptions): Promise<Dispatcher.ResponseData<unknown>> {
-    const client = await (undici ??= import('undici').then((loaded) => loaded.default));
+    const client = await (undici ??= loadUndici());
     this.agent ??= new client.Agent(this.options);
     return client.request(url, { ...options, dispatcher: this.agent });
   }
