@@ -157,10 +157,8 @@ describe('extraction (tools.md §3.1, §4)', () => {
 
     it('import error', async () => {
       const error = await failure('import_error.py');
-      expect(error.message).toBe(
-        "ModuleNotFoundError: No module named 'module_that_does_not_exist_anywhere': it is not installed in the plugin environment; " +
-          "list it in the tool's frontmatter requirements, or have an operator install it (docs/plugin-compat.md)",
-      );
+      expect(error.message).toMatch(/^ModuleNotFoundError: No module named 'module_that_does_not_exist_anywhere': it is not installed/);
+      expect(error.message).toContain('"requirements: module_that_does_not_exist_anywhere"');
       expect(error.details.missingModule).toBe('module_that_does_not_exist_anywhere');
     });
 
