@@ -44,7 +44,9 @@ if [ "$(cat "$addon/.parley-built" 2>/dev/null)" != "$wanted" ]; then
   rm -rf "$addon" && mkdir -p "$addon"
   cp -r node_modules/better-sqlite3/{binding.gyp,deps,src,package.json} "$addon/"
   gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
-  (cd "$addon" && PATH="$runtime/bin:$PATH" node "$gyp" rebuild --release --nodedir="$headers" >build.log 2>&1) ||
+  # Under `npm test`, npm exports its own `nodedir` (the machine's Node) as npm_config_nodedir,
+  # which node-gyp prefers to its command line: name the headers there too.
+  (cd "$addon" && PATH="$runtime/bin:$PATH" npm_config_nodedir="$headers" node "$gyp" rebuild --release --nodedir="$headers" >build.log 2>&1) ||
     { tail -n 30 "$addon/build.log" >&2; echo "other-node: better-sqlite3 did not compile for Node $version" >&2; exit 1; }
   echo "$wanted" >"$addon/.parley-built"
 fi
