@@ -30,7 +30,10 @@ async function promptsRoutes(app: App, ctx: AreaContext<{ prompts: PromptsServic
   const tags = ['prompts'];
   const byId = { tags, params: PromptParams };
 
-  app.get('/', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(PromptModel) } } }, (request) => prompts.list(request.user!));
+  app.get('/', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(PromptModel) } } }, async (request, reply) =>
+    // Already serialised (see PromptsService.listBody); a Buffer is sent as is.
+    reply.type('application/json; charset=utf-8').send((await prompts.listBody(request.user!)) as never),
+  );
 
   app.get('/tags', { onRequest: auth.verified, schema: { tags, response: { 200: Type.Array(Type.String()) } } }, (request) =>
     prompts.tags(request.user!),

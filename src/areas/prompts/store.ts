@@ -99,12 +99,11 @@ export class PromptStore {
     return row?.id ?? null;
   }
 
-  /** Active prompts the access condition lets through (null: all), newest change first (the `/` picker). */
-  async active(access: Expression<SqlBool> | null): Promise<PromptRecord[]> {
+  /** Active prompts the access condition lets through (null: all), newest change first, as stored (the `/` picker). */
+  async activeRows(access: Expression<SqlBool> | null): Promise<PromptRow[]> {
     let query = this.db.selectFrom('prompt').selectAll().where('is_active', '=', true);
     if (access) query = query.where(access);
-    const rows = await query.orderBy('updated_at', 'desc').orderBy('id').execute();
-    return rows.map(toRecord);
+    return query.orderBy('updated_at', 'desc').orderBy('id').execute();
   }
 
   /** The tags of active prompts the access condition lets through (null: all), as stored. */
