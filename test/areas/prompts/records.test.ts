@@ -121,6 +121,19 @@ describe('GET /api/v1/prompts/ (the / picker), /tags and /list', () => {
     ]);
   });
 
+  it('writes picker entries as PromptModel, the same as the record', async () => {
+    const created = await createPrompt(world.server, world.alice, 'picker_shape', {
+      data: { nested: { 'quote"d': 'ü\n' } },
+      meta: { description: 'd' },
+      access_grants: [{ principal_type: 'user', principal_id: world.bob.id, permission: 'read' }],
+    });
+    const entry = (await picker()).find((p) => p.command === 'picker_shape') as unknown as Record<string, unknown>;
+    expect(Object.keys(entry)).toEqual(MODEL_KEYS);
+    const { user: _user, write_access: _write, ...record } = (await get(created.id)).body;
+    expect(entry).toEqual(record);
+    expect(entry).toEqual(created);
+  });
+
   it('pages, filters by tag and view, and counts before paging', async () => {
     for (let i = 0; i < 32; i++) await createPrompt(world.server, world.alice, `paged_${String(i).padStart(2, '0')}`, { tags: ['Paged'] });
     const first = await world.api.get('/api/v1/prompts/list?tag=paged&order_by=name&direction=asc', { token: world.alice.token });
