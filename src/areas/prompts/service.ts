@@ -7,6 +7,7 @@ import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
 import type { UsersService } from '../users/service.js';
 import type { PromptForm, PromptListQuery, PromptMetadataForm } from './schemas.js';
+import { PromptRenderings } from './renderings.js';
 import { type PromptRecord, PromptStore, type PromptVersion, type PromptWrite } from './store.js';
 
 type Json = Record<string, unknown>;
@@ -20,6 +21,7 @@ export const PROMPT_ERROR = {
 
 const RESOURCE = RESOURCE_TYPES.prompt;
 const SHARING: SharingRule = { publicPermission: 'sharing.public_prompts' };
+const [OPEN_LIST, COMMA, CLOSE_LIST, CLOSE_ENTRY, NO_GRANTS] = ['[', ',', ']', '}', '[]'].map((text) => Buffer.from(text));
 /** Workspace list page size (routers/prompts.py PAGE_ITEM_COUNT). */
 const PAGE_SIZE = 30;
 /** History page size (routers/prompts.py get_prompt_history). */
@@ -53,6 +55,8 @@ export class PromptsService {
     private readonly access: AccessService,
     private readonly users: UsersService,
   ) {}
+
+  private readonly renderings = new PromptRenderings();
 
   private store(db: Db = this.core.db): PromptStore {
     return new PromptStore(db);
@@ -150,26 +154,28 @@ export class PromptsService {
   /**
    * `GET /` (the `/` picker): the active prompts the user may read (admins with
    * the bypass: all), newest change first, as PromptModel JSON already serialised.
-   * With thousands of prompts the compiled response schema (its nullable unions
-   * and open objects) cost several times JSON.stringify (docs/prompts.md, Bench),
-   * so entries are written here, the stored JSON columns spliced in as they are.
+   * With thousands of prompts, reading and serialising every row per request cost
+   * five times the floor (docs/prompts.md, Bench): each prompt is rendered once
+   * per row version, and only its grants are written per request.
    */
   async listBody(user: UserRecord): Promise<Buffer> {
     const subject = await this.access.subjectOf(user);
     const filter = subject.bypass ? null : this.access.accessFilter(subject, RESOURCE, 'read', { id: 'prompt.id', owner: 'prompt.user_id' });
-    const rows = await this.store().activeRows(filter);
+    const heads = await this.store().activeHeads(filter);
+    const rendered = await this.renderings.of(heads, (stale) => this.store().rows(stale));
+    if (subject.bypass) this.renderings.retain(heads);
     const grants = await this.access.grantsOfMany(
       RESOURCE,
-      rows.map((row) => row.id),
+      rendered.map((entry) => entry.id),
     );
-    const entries = rows.map(
-      (row) =>
-        `{"id":${JSON.stringify(row.id)},"command":${JSON.stringify(row.command)},"user_id":${JSON.stringify(row.user_id)},` +
-        `"name":${JSON.stringify(row.name)},"content":${JSON.stringify(row.content)},"data":${row.data ?? 'null'},"meta":${row.meta ?? 'null'},` +
-        `"tags":${row.tags ?? '[]'},"is_active":true,"version_id":${JSON.stringify(row.version_id)},` +
-        `"created_at":${Number(row.created_at)},"updated_at":${Number(row.updated_at)},"access_grants":${JSON.stringify(grants.get(row.id) ?? [])}}`,
-    );
-    return Buffer.from(`[${entries.join(',')}]`);
+    const parts: Buffer[] = [OPEN_LIST];
+    for (const [index, entry] of rendered.entries()) {
+      const entryGrants = grants.get(entry.id);
+      if (index > 0) parts.push(COMMA);
+      parts.push(entry.head, entryGrants?.length ? Buffer.from(JSON.stringify(entryGrants)) : NO_GRANTS, CLOSE_ENTRY);
+    }
+    parts.push(CLOSE_LIST);
+    return Buffer.concat(parts);
   }
 
   /** `GET /tags`: the tags of those prompts, sorted, each once. */
@@ -417,7 +423,7 @@ export class PromptsService {
         );
       }
       return removed;
-    });
+    }).finally(() => this.renderings.forget(id));
   }
 
   // ---- versions ----------------------------------------------------------------

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
@@ -83,6 +84,14 @@ function toVersion(row: PromptHistoryRow): PromptVersion {
   };
 }
 
+/** A listing row: the id, and the row version that says whether what was rendered of the prompt is current. */
+export interface PromptHead {
+  id: string;
+  version: string;
+}
+
+const ID_BATCH = 5000;
+
 /** LIKE pattern text with its wildcards taken literally (used with `escape '\'`). */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -99,11 +108,20 @@ export class PromptStore {
     return row?.id ?? null;
   }
 
-  /** Active prompts the access condition lets through (null: all), newest change first, as stored (the `/` picker). */
-  async activeRows(access: Expression<SqlBool> | null): Promise<PromptRow[]> {
-    let query = this.db.selectFrom('prompt').selectAll().where('is_active', '=', true);
+  /** Ids and row versions of the active prompts the access condition lets through (null: all), newest change first (the `/` picker). */
+  async activeHeads(access: Expression<SqlBool> | null): Promise<PromptHead[]> {
+    let query = this.db.selectFrom('prompt').select(['id', 'version']).where('is_active', '=', true);
     if (access) query = query.where(access);
     return query.orderBy('updated_at', 'desc').orderBy('id').execute();
+  }
+
+  /** Rows as stored, by id, in batches that stay under both dialects' bound-parameter limits. */
+  async rows(ids: string[]): Promise<PromptRow[]> {
+    const rows: PromptRow[] = [];
+    for (let start = 0; start < ids.length; start += ID_BATCH) {
+      rows.push(...(await this.db.selectFrom('prompt').selectAll().where('id', 'in', ids.slice(start, start + ID_BATCH)).execute()));
+    }
+    return rows;
   }
 
   /** The tags of active prompts the access condition lets through (null: all), as stored. */
@@ -156,6 +174,7 @@ export class PromptStore {
         tags: toJson(prompt.tags),
         is_active: prompt.is_active,
         version_id: prompt.version_id,
+        version: randomUUID(),
         created_at: prompt.created_at,
         updated_at: prompt.updated_at,
       })
@@ -172,6 +191,7 @@ export class PromptStore {
         ...(data !== undefined ? { data: toJson(data) } : {}),
         ...(meta !== undefined ? { meta: toJson(meta) } : {}),
         ...(tags !== undefined ? { tags: toJson(tags) } : {}),
+        version: randomUUID(),
         updated_at: now,
       })
       .where('id', '=', id)

@@ -254,6 +254,7 @@ export interface PromptTable {
   tags: JsonText;
   is_active: Flag;
   version_id: string | null;
+  version: string;
   created_at: number;
   updated_at: number;
 }

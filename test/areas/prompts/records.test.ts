@@ -134,6 +134,24 @@ describe('GET /api/v1/prompts/ (the / picker), /tags and /list', () => {
     expect(entry).toEqual(created);
   });
 
+  it('shows every change, made here or on another instance', async () => {
+    const created = await createPrompt(world.server, world.alice, 'picker_fresh', { content: 'first' });
+    const contentOf = async (server = world.server) =>
+      ((await server.api.get('/api/v1/prompts/', { token: world.alice.token })).body as { command: string; content: string }[]).find((p) => p.command === 'picker_fresh')?.content;
+    expect(await contentOf()).toBe('first');
+    const other = await world.addInstance();
+    expect(await contentOf(other)).toBe('first');
+    // Twice within a second: the row version, not the timestamp, tells the change.
+    for (const content of ['second', 'third']) {
+      const res = await other.api.post(`/api/v1/prompts/id/${created.id}/update`, promptBody('picker_fresh', { content }), { token: world.alice.token });
+      expect(res.status, res.text).toBe(200);
+      expect(await contentOf()).toBe(content);
+    }
+    await other.api.delete(`/api/v1/prompts/id/${created.id}/delete`, { token: world.alice.token });
+    expect(await contentOf()).toBeUndefined();
+    expect(await contentOf(other)).toBeUndefined();
+  });
+
   it('pages, filters by tag and view, and counts before paging', async () => {
     for (let i = 0; i < 32; i++) await createPrompt(world.server, world.alice, `paged_${String(i).padStart(2, '0')}`, { tags: ['Paged'] });
     const first = await world.api.get('/api/v1/prompts/list?tag=paged&order_by=name&direction=asc', { token: world.alice.token });
@@ -222,6 +240,8 @@ describe('updates', () => {
     expect(renamed.status, renamed.text).toBe(200);
     expect(renamed.body).toMatchObject({ name: 'Renamed', command: 'meta_new', tags: ['t'], version_id: created.version_id });
     expect((await history(created.id)).body).toHaveLength(1);
+    expect(world.events.filter((e) => e.event === 'prompt.updated').map((e) => e.data)).toEqual([{ name: 'Renamed', command: 'meta_new' }]);
+    world.events.length = 0;
 
     for (const path of ['update/meta', 'update']) {
       const clash = await world.api.post(`/api/v1/prompts/id/${created.id}/${path}`, { ...promptBody('meta_taken'), name: 'Clash' }, { token: world.alice.token });
@@ -229,6 +249,7 @@ describe('updates', () => {
       expect(clash.body.detail).toBe(PROMPT_ERROR.COMMAND_TAKEN);
     }
     expect((await get(created.id)).body).toMatchObject({ name: 'Renamed', command: 'meta_new' });
+    expect(world.events).toEqual([]);
   });
 
   it('an empty name on update is refused and changes nothing', async () => {

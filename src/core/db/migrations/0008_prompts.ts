@@ -3,7 +3,9 @@ import type { Kysely } from 'kysely';
 /**
  * Prompts (issue 19): one row per `/` command, and its versions. `command` is
  * unique (the reference's duplicate-command error relies on it). `version_id`
- * names the version in use. A version's `seq` counts the prompt's versions from
+ * names the version in use; `version` (not a history entry) changes with every
+ * write of the row, so the `/` picker can reuse what it rendered of an unchanged
+ * prompt (timestamps are whole seconds). A history entry's `seq` counts the prompt's versions from
  * 1, so history lists in write order even when several writes share a second;
  * the unique index makes two concurrent updates unable to take the same place.
  * As for tools, the owner is not a foreign key: a prompt outlives its creator.
@@ -21,6 +23,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('tags', 'text')
     .addColumn('is_active', 'boolean', (c) => c.notNull().defaultTo(true))
     .addColumn('version_id', 'text')
+    .addColumn('version', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
