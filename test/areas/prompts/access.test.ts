@@ -114,6 +114,10 @@ describe('listings', () => {
     expect(await seen(world.reader)).toEqual(['public', 'shared']);
     expect(await seen(world.member)).toEqual(['public', 'shared']);
     expect(await seen(world.stranger)).toEqual(['public']);
+    // Admins see every prompt (BYPASS_ADMIN_ACCESS_CONTROL, on by default), a private one too.
+    await createPrompt(world.server, world.owner, 'owner_private');
+    expect(await seen(world.admin)).toEqual(['owner_private', 'public', 'shared']);
+    expect(await seen(world.reader)).toEqual(['public', 'shared']);
   });
 
   it('/list says who may write', async () => {
