@@ -56,6 +56,8 @@ import { readRealtimeOptions } from './core/realtime/options.js';
 import { Realtime } from './core/realtime/server.js';
 import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
+import { promptsArea } from './areas/prompts/routes.js';
+import { PromptsService } from './areas/prompts/service.js';
 import { FILE_MAX_SIZE } from './areas/system/settings.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
@@ -80,6 +82,7 @@ export interface Services {
   tasks: TasksService;
   pipeline: ChatPipeline;
   files: FilesService;
+  prompts: PromptsService;
 }
 
 export interface Parley {
@@ -164,6 +167,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
   const files = new FilesService(core, access);
+  const prompts = new PromptsService(core, access, users);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -173,7 +177,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, realtime, tasks, pipeline };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -230,6 +234,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     chatsArea,
     foldersArea,
     filesArea,
+    promptsArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

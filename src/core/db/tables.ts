@@ -243,6 +243,33 @@ export interface ToolTable {
   created_at: number;
 }
 
+export interface PromptTable {
+  id: string;
+  command: string;
+  user_id: string;
+  name: string;
+  content: string;
+  data: JsonText;
+  meta: JsonText;
+  tags: JsonText;
+  is_active: Flag;
+  version_id: string | null;
+  version: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PromptHistoryTable {
+  id: string;
+  prompt_id: string;
+  seq: number;
+  parent_id: string | null;
+  snapshot: string;
+  user_id: string;
+  commit_message: string | null;
+  created_at: number;
+}
+
 export interface FileTable {
   id: string;
   user_id: string;
@@ -278,6 +305,8 @@ export interface Database {
   folder: FolderTable;
   tool: ToolTable;
   file: FileTable;
+  prompt: PromptTable;
+  prompt_history: PromptHistoryTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -294,3 +323,5 @@ export type ChatMessageRow = Selectable<ChatMessageTable>;
 export type FolderRow = Selectable<FolderTable>;
 export type ToolRow = Selectable<ToolTable>;
 export type FileRow = Selectable<FileTable>;
+export type PromptRow = Selectable<PromptTable>;
+export type PromptHistoryRow = Selectable<PromptHistoryTable>;
