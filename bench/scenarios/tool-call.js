@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median, percentile, row } from '../lib/report.js';
 
 const CALLS = 500; // per host, after WARMUP
@@ -12,15 +12,23 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * Warm tool-call round trip (issue 14, "Numbers"): `get_weather` of the worked
  * example with valves and user valves, one call at a time, through the plugin
- * host as built in dist/, with the workers' isolation in force (bubblewrap here)
+ * host bundled from src/ as `npm run build` bundles it, with the workers' isolation in force (bubblewrap here)
  * against the same host with PLUGIN_SANDBOX=none, which is the round trip before
  * isolation (docs/plugin-host.md § Numbers). The two hosts take turns call by
  * call, so drift falls on both. Target: at most 1.5× the unisolated median.
  */
+/** The plugin host module bundled into .tmp/ (inside the repository, where it finds plugin-host/); its URL. */
+async function bundledHost() {
+  const { build } = await import('esbuild');
+  const outfile = path.join(root, '.tmp', 'bench', 'python-host.js');
+  await build({ entryPoints: [path.join(root, 'src', 'core', 'python', 'host.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
+  return pathToFileURL(outfile).href;
+}
+
 export default {
   name: 'warm tool call',
   async measure() {
-    const { PythonHost } = await import(path.join(root, 'dist', 'core', 'python', 'host.js'));
+    const { PythonHost } = await import(await bundledHost());
     const tool = { id: 'weather', owner: 'bench', content: readFileSync(path.join(root, 'test', 'core', 'python', 'tools', 'example1_weather.py'), 'utf8') };
     const context = { caller: { id: 'bench' }, user: { id: 'bench', name: 'Bench' }, userValves: { units: 'metric' } };
     const hosts = ['auto', 'none'].map((sandbox) => {
