@@ -163,7 +163,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access);
+  const files = new FilesService(core, access, users);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -188,6 +188,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await changes.start();
   await events.start();
   await registry.start();
+  files.start();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.sessionUser(id),
@@ -248,6 +249,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await registry.close();
       await realtime.close();
       await app.close();
+      await files.close();
       await upstream.close();
       await events.stop();
       await tools.close();
