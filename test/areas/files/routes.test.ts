@@ -197,7 +197,7 @@ describe('files routes', () => {
       await processed(world.other, a.body.id);
       const list = await world.api.get('/api/v1/files/?content=false', { token: world.other.token });
       expect(list.body.total).toBe(2);
-      expect(list.body.items.map((f: any) => f.filename)).toEqual(['other-notes.txt', 'Quarterly_Report.TXT'].filter((n) => list.body.items.some((f: any) => f.filename === n)));
+      expect(list.body.items.map((f: any) => f.filename).sort()).toEqual(['Quarterly_Report.TXT', 'other-notes.txt']);
       expect(list.body.items.every((f: any) => f.user_id === world.other.id && f.path === undefined && !('content' in (f.data ?? {})))).toBe(true);
       expect((await world.api.get('/api/v1/files/count', { token: world.other.token })).body).toBe(2);
       const found = await world.api.get('/api/v1/files/search?filename=quarterly_*.txt', { token: world.other.token });
