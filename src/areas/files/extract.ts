@@ -5,9 +5,12 @@ import path from 'node:path';
  * Text out of a stored file, for the processing queue (the reference's
  * retrieval/loaders/main.py with its default engine): plain text, source code
  * and markup (recognised by their bytes, whatever type the browser sent), Markdown, HTML as clean text, CSV and
- * TSV as `column: value` rows, JSON as text. Anything else that is not text
- * fails with a readable reason; the file itself stays stored.
+ * TSV as `column: value` rows, JSON as text, PDF (unpdf) and DOCX (mammoth)
+ * text. Anything else that is not text fails with a readable reason; the file
+ * itself stays stored.
  */
+
+const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 export class ExtractionError extends Error {}
 
@@ -28,6 +31,8 @@ export async function extractText(localPath: string, name: string, contentType: 
   const extension = extensionOf(name);
   const type = (contentType ?? '').toLowerCase();
   const bytes = await readFile(localPath);
+  if (extension === 'pdf' || type === 'application/pdf') return pdfText(bytes);
+  if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
   const text = decodeText(bytes);
   // Media stays media, unless it is text under a wrong type (`.ts` sent as video/mp2t).
   if ((type.startsWith('image/') || type.startsWith('video/')) && text === null) {
@@ -38,6 +43,31 @@ export async function extractText(localPath: string, name: string, contentType: 
   if (extension === 'tsv' || type === 'text/tab-separated-values') return csvToText(text, '\t');
   if (extension === 'html' || extension === 'htm' || type === 'text/html') return htmlToText(text);
   return text;
+}
+
+/** The text of every page, pages apart by a blank line; a locked or broken PDF says so. */
+async function pdfText(bytes: Buffer): Promise<string> {
+  const { extractText: pagesOf, getDocumentProxy } = await import('unpdf');
+  try {
+    const document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
+    const { text } = await pagesOf(document, { mergePages: false });
+    await document.loadingTask.destroy();
+    return text.map((page) => page.trim()).join('\n\n');
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'PasswordException') throw new ExtractionError('The PDF is password-protected');
+    throw new ExtractionError(`The PDF could not be read: ${(error as Error).message}`);
+  }
+}
+
+/** The paragraphs of a Word document as plain text. */
+async function docxText(bytes: Buffer): Promise<string> {
+  const { default: mammoth } = await import('mammoth');
+  try {
+    return (await mammoth.extractRawText({ buffer: bytes })).value.trim();
+  } catch (error) {
+    throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
+  }
 }
 
 /** Rows of `column: value` lines (LangChain's CSVLoader), one blank line between rows. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { FormData, fetch } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
+import { makeDocx, makePdf } from '../../helpers/documents.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 
@@ -76,6 +77,27 @@ describe('files routes', () => {
       expect(await processed(world.owner, png.body.id)).toEqual({ status: 'failed', error: 'File type image/png is not supported for processing' });
       // The bytes stay.
       expect((await send(world.owner, 'GET', `/api/v1/files/${png.body.id}/content`)).status).toBe(200);
+    });
+
+    it('extracts the text of PDF and DOCX documents', async () => {
+      const pdf = await upload(world.owner, 'report.pdf', makePdf(['First page (one)', 'Second page']), 'application/pdf');
+      expect(await processed(world.owner, pdf.body.id)).toEqual({ status: 'completed' });
+      expect((await world.api.get(`/api/v1/files/${pdf.body.id}/data/content`, { token: world.owner.token })).body.content).toBe('First page (one)\n\nSecond page');
+      const docx = await upload(world.owner, 'letter.docx', await makeDocx(['Dear reader,', 'Kind regards']), 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+      expect(await processed(world.owner, docx.body.id)).toEqual({ status: 'completed' });
+      expect((await world.api.get(`/api/v1/files/${docx.body.id}/data/content`, { token: world.owner.token })).body.content).toBe('Dear reader,\n\nKind regards');
+    });
+
+    it('fails corrupt PDF and DOCX files with the reason, keeping them', async () => {
+      const pdf = await upload(world.owner, 'broken.pdf', '%PDF-1.4 not really', 'application/pdf');
+      const result = await processed(world.owner, pdf.body.id);
+      expect(result.status).toBe('failed');
+      expect(result.error).toMatch(/^The PDF could not be read: /);
+      const docx = await upload(world.owner, 'broken.docx', 'PK not a zip', 'application/octet-stream');
+      const docxResult = await processed(world.owner, docx.body.id);
+      expect(docxResult.status).toBe('failed');
+      expect(docxResult.error).toMatch(/^The document could not be read: /);
+      expect((await send(world.owner, 'GET', `/api/v1/files/${pdf.body.id}/content`)).status).toBe(200);
     });
 
     it('streams the processing status as the frontend polls it', async () => {
