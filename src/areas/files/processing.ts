@@ -101,7 +101,8 @@ export class FileProcessing {
       if (!file.path) throw new ExtractionError('The file has no stored bytes');
       const name = typeof meta.name === 'string' ? meta.name : file.filename;
       const contentType = typeof meta.content_type === 'string' ? meta.content_type : null;
-      const content = await extractText(await this.storage.localPath(file.path), name, contentType);
+      const local = await this.storage.localPath(file.path);
+      const content = await extractText(local, name, contentType).finally(() => this.storage.releaseLocalPath(file.path!));
       outcome = { hash: createHash('sha256').update(content).digest('hex'), data: { status: 'completed', content } };
     } catch (error) {
       const reason = error instanceof ExtractionError ? error.message : `Extraction failed: ${(error as Error).message}`;

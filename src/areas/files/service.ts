@@ -7,8 +7,9 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/http/errors.js';
-import type { ByteRange } from '../../core/storage/storage.js';
 import { LocalStorage } from '../../core/storage/local.js';
+import { createStorage } from '../../core/storage/provider.js';
+import type { ByteRange, Storage } from '../../core/storage/storage.js';
 import { FILE_MAX_SIZE } from '../system/settings.js';
 import type { UsersService } from '../users/service.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
@@ -112,7 +113,10 @@ function storedName(id: string, name: string): string {
 export class FilesService {
   /** Where the bytes are kept: the reference's UPLOAD_DIR. */
   readonly uploadDir: string;
-  readonly storage: LocalStorage;
+  /** Where uploads go (STORAGE_PROVIDER). */
+  readonly storage: Storage;
+  /** The upload folder itself: plugins' raw bytes, and the staging of S3 uploads. */
+  private readonly local: LocalStorage;
   readonly processing: FileProcessing;
 
   constructor(
@@ -121,7 +125,8 @@ export class FilesService {
     private readonly users: UsersService,
   ) {
     this.uploadDir = path.join(path.resolve(core.env.dataDir), 'uploads');
-    this.storage = new LocalStorage(this.uploadDir);
+    this.local = new LocalStorage(this.uploadDir);
+    this.storage = createStorage(core.env.raw, this.local);
     this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw));
   }
 
@@ -196,7 +201,7 @@ export class FilesService {
   /** A stored path inside the upload folder, or a 400. */
   private uploadPath(stored: string): string {
     try {
-      return this.storage.resolve(stored);
+      return this.local.resolve(stored);
     } catch {
       throw badRequest(`The path ${stored} is not in the upload folder`);
     }
@@ -446,7 +451,7 @@ export class FilesService {
     if (!name || name === '.' || name === '..') throw badRequest(`Invalid file name ${filename}`);
     const target = this.uploadPath(name);
     await this.requireWritablePath(user, target);
-    return (await this.storage.put(name, Readable.from([content]))).path;
+    return (await this.local.put(name, Readable.from([content]))).path;
   }
 
   /**
@@ -469,7 +474,7 @@ export class FilesService {
       if (files.length === 0) throw notFound(ERROR.NOT_FOUND);
       await this.requireWritablePath(user, target);
     }
-    await this.storage.delete(target);
+    await this.local.delete(target);
   }
 
   private async requireWritablePath(user: UserRecord, target: string): Promise<void> {

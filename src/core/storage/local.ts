@@ -57,6 +57,8 @@ export class LocalStorage implements Storage {
     return this.resolve(stored);
   }
 
+  async releaseLocalPath(): Promise<void> {}
+
   async delete(stored: string): Promise<void> {
     await rm(this.resolve(stored), { force: true });
   }

@@ -28,8 +28,10 @@ export interface Storage {
   size(path: string): Promise<number | null>;
   /** The stored bytes, whole or one range of them. */
   read(path: string, range?: ByteRange): Readable;
-  /** A path on this machine to read the bytes from (extraction, plugins). */
+  /** A path on this machine to read the bytes from (extraction); `releaseLocalPath` when done with it. */
   localPath(path: string): Promise<string>;
+  /** Removes a copy `localPath` made for a remote object; nothing for bytes that live on this disk. */
+  releaseLocalPath(path: string): Promise<void>;
   delete(path: string): Promise<void>;
   deleteAll(): Promise<void>;
 }
