@@ -45,18 +45,36 @@ export async function extractText(localPath: string, name: string, contentType: 
   return text;
 }
 
-/** The text of every page, pages apart by a blank line; a locked or broken PDF says so. */
+/**
+ * The text of every page, pages apart by a blank line; a locked or broken PDF
+ * says so. Page by page, yielding to the event loop between pages: pdf.js runs
+ * on the main thread, and requests must not wait for a long document.
+ */
 async function pdfText(bytes: Buffer): Promise<string> {
-  const { extractText: pagesOf, getDocumentProxy } = await import('unpdf');
+  const { getDocumentProxy } = await import('unpdf');
+  let document: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
   try {
-    const document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
-    const { text } = await pagesOf(document, { mergePages: false });
-    await document.loadingTask.destroy();
-    return text.map((page) => page.trim()).join('\n\n');
+    document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
+    const pages: string[] = [];
+    for (let number = 1; number <= document.numPages; number++) {
+      const page = await document.getPage(number);
+      const content = await page.getTextContent();
+      pages.push(
+        (content.items as { str?: string; hasEOL?: boolean }[])
+          .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
+          .join('')
+          .trim(),
+      );
+      page.cleanup();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return pages.join('\n\n');
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'PasswordException') throw new ExtractionError('The PDF is password-protected');
     throw new ExtractionError(`The PDF could not be read: ${(error as Error).message}`);
+  } finally {
+    await document?.loadingTask.destroy();
   }
 }
 

@@ -5,7 +5,7 @@ import { ExtractionError, extractText } from './extract.js';
 import { FileStore } from './store.js';
 
 export interface ProcessingOptions {
-  /** How long a claimed job is its instance's; after that another instance takes it (CONTENT_EXTRACTION_LEASE_SECONDS). */
+  /** How long a claimed job is its instance's unless renewed (every third of it, while extracting); after that another instance takes it (CONTENT_EXTRACTION_LEASE_SECONDS). */
   leaseSeconds: number;
   /** How often an idle instance looks for jobs other instances queued (CONTENT_EXTRACTION_POLL_INTERVAL, ms). */
   pollMs: number;
@@ -90,8 +90,21 @@ export class FileProcessing {
     }
   }
 
+  /** Extracts one claimed job, renewing its lease meanwhile so a long document is not taken by another instance. */
   private async process(fileId: string, attempts: number): Promise<void> {
     const store = this.store();
+    const renewMs = Math.max(500, (this.options.leaseSeconds * 1000) / 3);
+    const renewal = setInterval(() => {
+      store.renewJob(fileId, this.core.clock.now() + this.options.leaseSeconds).catch(() => undefined);
+    }, renewMs);
+    try {
+      await this.extract(store, fileId, attempts);
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  private async extract(store: FileStore, fileId: string, attempts: number): Promise<void> {
     const file = await store.byId(fileId);
     if (!file) return store.finishJob(fileId);
     const meta = file.meta ?? {};

@@ -137,6 +137,11 @@ export class FileStore {
     return claimed ? { file_id: claimed.file_id, attempts: Number(claimed.attempts) } : null;
   }
 
+  /** Extends the lease of a job this instance holds. */
+  async renewJob(fileId: string, leaseUntil: number): Promise<void> {
+    await this.db.updateTable('file_job').set({ lease_until: leaseUntil }).where('file_id', '=', fileId).where('status', '=', 'running').execute();
+  }
+
   async finishJob(fileId: string): Promise<void> {
     await this.db.deleteFrom('file_job').where('file_id', '=', fileId).execute();
   }
