@@ -513,7 +513,8 @@ export class FilesService {
     this.processing.start();
   }
 
-  close(): Promise<void> {
-    return this.processing.stop();
+  async close(): Promise<void> {
+    await this.processing.stop();
+    await this.storage.close();
   }
 }

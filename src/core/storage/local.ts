@@ -63,6 +63,8 @@ export class LocalStorage implements Storage {
     await rm(this.resolve(stored), { force: true });
   }
 
+  async close(): Promise<void> {}
+
   async deleteAll(): Promise<void> {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     await Promise.all(names.map((name) => rm(path.join(this.dir, name), { recursive: true, force: true })));

@@ -3,15 +3,7 @@ import { rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { LocalStorage } from './local.js';
 import type { ByteRange, Storage, StoredObject } from './storage.js';
 
@@ -56,13 +48,22 @@ const isMissing = (error: unknown) => {
  * folder (bytes stored before the switch, or by plugins) is served from disk.
  */
 export class S3Storage implements Storage {
-  private readonly client: S3Client;
+  private loaded: Promise<{ sdk: typeof import('@aws-sdk/client-s3'); client: S3Client }> | null = null;
 
   constructor(
     private readonly options: S3Options,
     private readonly local: LocalStorage,
-  ) {
-    this.client = new S3Client({
+  ) {}
+
+  /** The SDK, loaded at first use (it is large, and most servers keep files on disk), and its client. */
+  private s3() {
+    this.loaded ??= import('@aws-sdk/client-s3').then((sdk) => ({ sdk, client: this.createClient(sdk) }));
+    return this.loaded;
+  }
+
+  private createClient(sdk: typeof import('@aws-sdk/client-s3')): S3Client {
+    const options = this.options;
+    return new sdk.S3Client({
       region: options.region ?? 'us-east-1',
       endpoint: options.endpoint ?? undefined,
       forcePathStyle: options.pathStyle,
@@ -91,8 +92,9 @@ export class S3Storage implements Storage {
     const staged = await this.local.put(name, content, options);
     const key = this.keyOf(name);
     try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: createReadStream(staged.path), ContentLength: staged.size }),
+      const { sdk, client } = await this.s3();
+      await client.send(
+        new sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: createReadStream(staged.path), ContentLength: staged.size }),
       );
     } finally {
       await this.local.delete(staged.path);
@@ -104,7 +106,8 @@ export class S3Storage implements Storage {
     const key = this.keyIn(stored);
     if (key === null) return this.local.size(stored);
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      const { sdk, client } = await this.s3();
+      const head = await client.send(new sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
       return head.ContentLength ?? 0;
     } catch (error) {
       if (isMissing(error)) return null;
@@ -116,8 +119,8 @@ export class S3Storage implements Storage {
     const key = this.keyIn(stored);
     if (key === null) return this.local.read(stored, range);
     const out = new PassThrough();
-    this.client
-      .send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }))
+    this.s3()
+      .then(({ sdk, client }) => client.send(new sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined })))
       .then((object) => pipeline(object.Body as Readable, out))
       .catch((error: Error) => out.destroy(error));
     return out;
@@ -129,7 +132,8 @@ export class S3Storage implements Storage {
     if (key === null) return this.local.localPath(stored);
     const target = this.local.resolve(path.posix.basename(key));
     if (await stat(target).then((s) => s.isFile(), () => false)) return target;
-    const object = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+    const { sdk, client } = await this.s3();
+    const object = await client.send(new sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
     const partial = `${target}.part`;
     await pipeline(object.Body as Readable, createWriteStream(partial, { mode: 0o600 }));
     await rename(partial, target);
@@ -144,22 +148,28 @@ export class S3Storage implements Storage {
   async delete(stored: string): Promise<void> {
     const key = this.keyIn(stored);
     if (key !== null) {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      const { sdk, client } = await this.s3();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: key }));
       await this.local.delete(this.local.resolve(path.posix.basename(key)));
     } else await this.local.delete(stored);
   }
 
   /** Every object under the key prefix (never another application's), and the local folder. */
   async deleteAll(): Promise<void> {
+    const { sdk, client } = await this.s3();
     let token: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.options.keyPrefix ? `${this.options.keyPrefix}/` : undefined, ContinuationToken: token }),
+      const page = await client.send(
+        new sdk.ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.options.keyPrefix ? `${this.options.keyPrefix}/` : undefined, ContinuationToken: token }),
       );
       const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
-      if (keys.length > 0) await this.client.send(new DeleteObjectsCommand({ Bucket: this.options.bucket, Delete: { Objects: keys } }));
+      if (keys.length > 0) await client.send(new sdk.DeleteObjectsCommand({ Bucket: this.options.bucket, Delete: { Objects: keys } }));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     await this.local.deleteAll();
+  }
+
+  async close(): Promise<void> {
+    if (this.loaded) (await this.loaded).client.destroy();
   }
 }

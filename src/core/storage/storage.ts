@@ -34,4 +34,6 @@ export interface Storage {
   releaseLocalPath(path: string): Promise<void>;
   delete(path: string): Promise<void>;
   deleteAll(): Promise<void>;
+  /** Lets go of connections (at shutdown). */
+  close(): Promise<void>;
 }
