@@ -1,9 +1,10 @@
 /**
  * Small real documents made at test time, for extraction tests: a PDF with
- * one page of text per entry (Helvetica, the offsets of its xref computed),
+ * one page of text per entry (Helvetica, the offsets of its xref computed;
+ * `locked`: password-protected),
  * and a DOCX (a zip of the three parts Word needs) with one paragraph each.
  */
-export function makePdf(pages: string[]): Buffer {
+export function makePdf(pages: string[], options: { locked?: boolean } = {}): Buffer {
   const objects: string[] = [];
   const pageIds = pages.map((_, i) => 4 + i * 2);
   objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
@@ -24,7 +25,11 @@ export function makePdf(pages: string[]): Buffer {
   const xref = pdf.length;
   pdf += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
   for (let id = 1; id < objects.length; id++) pdf += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
-  pdf += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  // Locked: a standard security handler whose user password is not the empty one (its /U matches no key).
+  const lock = options.locked
+    ? ` /Encrypt << /Filter /Standard /V 1 /R 2 /O <${'11'.repeat(32)}> /U <${'22'.repeat(32)}> /P -4 >> /ID [<${'33'.repeat(16)}> <${'33'.repeat(16)}>]`
+    : '';
+  pdf += `trailer\n<< /Size ${objects.length} /Root 1 0 R${lock} >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(pdf, 'latin1');
 }
 

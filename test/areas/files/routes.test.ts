@@ -88,7 +88,7 @@ describe('files routes', () => {
       expect((await world.api.get(`/api/v1/files/${docx.body.id}/data/content`, { token: world.owner.token })).body.content).toBe('Dear reader,\n\nKind regards');
     });
 
-    it('fails corrupt PDF and DOCX files with the reason, keeping them', async () => {
+    it('fails corrupt and password-protected documents with the reason, keeping them', async () => {
       const pdf = await upload(world.owner, 'broken.pdf', '%PDF-1.4 not really', 'application/pdf');
       const result = await processed(world.owner, pdf.body.id);
       expect(result.status).toBe('failed');
@@ -98,6 +98,8 @@ describe('files routes', () => {
       expect(docxResult.status).toBe('failed');
       expect(docxResult.error).toMatch(/^The document could not be read: /);
       expect((await send(world.owner, 'GET', `/api/v1/files/${pdf.body.id}/content`)).status).toBe(200);
+      const locked = await upload(world.owner, 'locked.pdf', makePdf(['secret'], { locked: true }), 'application/pdf');
+      expect(await processed(world.owner, locked.body.id)).toEqual({ status: 'failed', error: 'The PDF is password-protected' });
     });
 
     it('streams the processing status as the frontend polls it', async () => {
