@@ -128,6 +128,34 @@ describe('files routes', () => {
       expect((await world.api.get('/api/v1/files/count', { token: world.owner.token })).body).toBe(count);
     });
 
+    it('refuses a chunked upload at the chunk that passes FILE_MAX_SIZE, keeping nothing', async () => {
+      const before = uploads().length;
+      await world.server.parley.core.settings.set({ 'rag.file.max_size': 1 }, world.server.parley.core.clock.now());
+      try {
+        const boundary = 'chunkedboundary';
+        const chunk = Buffer.alloc(64 * 1024, 'y');
+        // No Content-Length: the limit can only be seen while the bytes arrive.
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="chunked.txt"\r\n\r\n`));
+            for (let i = 0; i < 32; i++) controller.enqueue(chunk);
+            controller.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
+            controller.close();
+          },
+        });
+        const response = await fetch(`${world.server.url}/api/v1/files/`, {
+          method: 'POST',
+          body,
+          duplex: 'half',
+          headers: { authorization: `Bearer ${world.owner.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        });
+        expect(response.status).toBe(413);
+      } finally {
+        await world.server.parley.core.settings.set({ 'rag.file.max_size': null }, world.server.parley.core.clock.now());
+      }
+      expect(uploads().length).toBe(before);
+    });
+
     it('keeps the last segment of a path name, stores a 10 KB name safely, refuses empty files and bad metadata', async () => {
       const traversal = await upload(world.owner, '../../../etc/evil.txt', 'x');
       expect(traversal.body.filename).toBe('evil.txt');
