@@ -9,7 +9,7 @@ import { useServer } from '../../helpers/world.js';
 
 /** The files routes over HTTP, with real multipart uploads as the frontend sends them. */
 describe('files routes', () => {
-  const world = useServer({ admin: 'Files Admin', users: { owner: ['user', 'Route Owner'], other: ['user', 'Route Other'] } });
+  const world = useServer({ admin: 'Files Admin', users: { owner: ['user', 'Route Owner'], other: ['user', 'Route Other'], pending: ['pending', 'Route Pending'] } });
 
   const send = (account: Account | null, method: string, url: string, body?: FormData | string, headers: Record<string, string> = {}) =>
     fetch(world.server.url + url, { method, body, headers: { ...(account ? { authorization: `Bearer ${account.token}` } : {}), ...headers } });
@@ -296,6 +296,15 @@ describe('files routes', () => {
       expect(existsSync(body.path)).toBe(false);
       expect((await world.api.get(`/api/v1/files/${body.id}`, { token: world.owner.token })).status).toBe(404);
       expect(world.takeEvents().map((e) => e.event)).toEqual(['file.renamed', 'file.content_updated', 'file.deleted']);
+    });
+
+    it('answers pending users 401 on every operation, storing nothing', async () => {
+      const before = uploads().length;
+      expect((await upload(world.pending, 'p.txt', 'x')).status).toBe(401);
+      for (const url of ['/api/v1/files/', '/api/v1/files/count', '/api/v1/files/search?filename=*']) {
+        expect((await world.api.get(url, { token: world.pending.token })).status).toBe(401);
+      }
+      expect(uploads().length).toBe(before);
     });
 
     it('deletes every file for admins only', async () => {
