@@ -11,6 +11,7 @@ import { LocalStorage } from '../../core/storage/local.js';
 import { createStorage } from '../../core/storage/provider.js';
 import type { ByteRange, Storage } from '../../core/storage/storage.js';
 import { FILE_MAX_SIZE } from '../system/settings.js';
+import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
 import { ALLOWED_FILE_EXTENSIONS } from './settings.js';
@@ -103,9 +104,10 @@ function storedName(id: string, name: string): string {
 
 /**
  * Files: stored bytes (DATA_DIR/uploads, behind core/storage) and their
- * records. A file is readable by its owner, admins and holders of a read grant
- * on it (knowledge and chats will add theirs); changing it takes ownership,
- * admin or a write grant. Uploads queue content extraction (processing.ts).
+ * records. A file is readable by its owner, admins, holders of a read grant
+ * on it and readers of a workspace model that attaches it (knowledge and chats
+ * will add theirs); changing it takes ownership, admin, a write grant, or
+ * write on a model of the file's owner that attaches it. Uploads queue content extraction (processing.ts).
  * The plugin compatibility layer (`open_webui.models.files`,
  * `open_webui.storage.provider`) calls this as the plugin's user. See
  * docs/files.md and docs/plugin-compat.md.
@@ -123,6 +125,7 @@ export class FilesService {
     private readonly core: Core,
     private readonly access: AccessService,
     private readonly users: UsersService,
+    private readonly models: ModelsService,
   ) {
     this.uploadDir = path.join(path.resolve(core.env.dataDir), 'uploads');
     this.local = new LocalStorage(this.uploadDir);
@@ -135,11 +138,26 @@ export class FilesService {
   }
 
   private async canRead(user: UserRecord, file: FileRecord): Promise<boolean> {
-    return file.user_id === user.id || isAdmin(user) || this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'read', file.user_id);
+    return (
+      file.user_id === user.id ||
+      isAdmin(user) ||
+      (await this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'read', file.user_id)) ||
+      (await this.models.attachingFile(user, file.id, 'read')).length > 0
+    );
   }
 
+  /**
+   * A model confers write on a file only when the model's owner owns the file
+   * too, as the reference: a file someone may only read, attached to a model
+   * they control, must not become theirs to change.
+   */
   private async canWrite(user: UserRecord, file: FileRecord): Promise<boolean> {
-    return file.user_id === user.id || isAdmin(user) || this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'write', file.user_id);
+    return (
+      file.user_id === user.id ||
+      isAdmin(user) ||
+      (await this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'write', file.user_id)) ||
+      (await this.models.attachingFile(user, file.id, 'write')).some((model) => model.user_id === file.user_id)
+    );
   }
 
   /** Pending users may read what is theirs but store nothing (the upload route takes a verified user). */

@@ -298,6 +298,32 @@ describe('files routes', () => {
       expect(world.takeEvents().map((e) => e.event)).toEqual(['file.renamed', 'file.content_updated', 'file.deleted']);
     });
 
+    it('reaches a file through a shared workspace model that attaches it, writing only as the model owner\'s file', async () => {
+      const { body } = await upload(world.admin, 'manual.txt', 'the manual', 'text/plain', { query: '?process=false' });
+      const grant = (permission: string) => ({ principal_type: 'user', principal_id: world.other.id, permission });
+      const created = await world.api.post(
+        '/api/v1/models/create',
+        { id: 'files-manual', base_model_id: null, name: 'Manual', params: {}, meta: { knowledge: [{ type: 'file', id: body.id, name: 'manual.txt' }] }, access_grants: [grant('read')] },
+        { token: world.admin.token },
+      );
+      expect(created.status, created.text).toBe(200);
+      expect((await world.api.get(`/api/v1/files/${body.id}`, { token: world.other.token })).status).toBe(200);
+      expect((await world.api.get(`/api/v1/files/${body.id}`, { token: world.owner.token })).status).toBe(404);
+      expect((await world.api.post(`/api/v1/files/${body.id}/rename`, { filename: 'x.txt' }, { token: world.other.token })).status).toBe(404);
+      // A model confers write only on its owner's files: the owner's file it attaches stays read-only to model writers.
+      const { body: foreign } = await upload(world.owner, 'theirs.txt', 'theirs', 'text/plain', { query: '?process=false' });
+      const update = await world.api.post(
+        '/api/v1/models/model/update',
+        { id: 'files-manual', base_model_id: null, name: 'Manual', params: {}, meta: { knowledge: [{ type: 'file', id: body.id }, { type: 'file', id: foreign.id }] }, access_grants: [grant('read'), grant('write')] },
+        { token: world.admin.token },
+      );
+      expect(update.status, update.text).toBe(200);
+      expect((await world.api.post(`/api/v1/files/${body.id}/rename`, { filename: 'renamed.txt' }, { token: world.other.token })).status).toBe(200);
+      expect((await world.api.get(`/api/v1/files/${foreign.id}`, { token: world.other.token })).status).toBe(200);
+      expect((await world.api.post(`/api/v1/files/${foreign.id}/rename`, { filename: 'x.txt' }, { token: world.other.token })).status).toBe(404);
+      expect((await world.api.delete(`/api/v1/files/${foreign.id}`, { token: world.other.token })).status).toBe(404);
+    });
+
     it('answers pending users 401 on every operation, storing nothing', async () => {
       const before = uploads().length;
       expect((await upload(world.pending, 'p.txt', 'x')).status).toBe(401);
