@@ -58,3 +58,51 @@ export async function makeDocx(paragraphs: string[]): Promise<Buffer> {
   );
   return zip.generateAsync({ type: 'nodebuffer' });
 }
+
+const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+async function zipOf(files: Record<string, string>): Promise<Buffer> {
+  const { default: JSZip } = await import('jszip');
+  const zip = new JSZip();
+  for (const [name, content] of Object.entries(files)) zip.file(name, content);
+  return zip.generateAsync({ type: 'nodebuffer' });
+}
+
+/** An XLSX with one sheet per entry (rows of cells): text cells shared, numbers inline as values. */
+export function makeXlsx(sheets: Record<string, (string | number)[][]>): Promise<Buffer> {
+  const shared: string[] = [];
+  const files: Record<string, string> = {};
+  const names = Object.keys(sheets);
+  files['xl/workbook.xml'] = `<workbook><sheets>${names.map((name, i) => `<sheet name="${xmlEscape(name)}" sheetId="${i + 1}"/>`).join('')}</sheets></workbook>`;
+  names.forEach((name, i) => {
+    const rows = sheets[name].map(
+      (row) =>
+        `<row>${row
+          .map((cell) => (typeof cell === 'number' ? `<c><v>${cell}</v></c>` : `<c t="s"><v>${shared.push(cell) - 1}</v></c>`))
+          .join('')}</row>`,
+    );
+    files[`xl/worksheets/sheet${i + 1}.xml`] = `<worksheet><sheetData>${rows.join('')}</sheetData></worksheet>`;
+  });
+  files['xl/sharedStrings.xml'] = `<sst>${shared.map((text) => `<si><t>${xmlEscape(text)}</t></si>`).join('')}</sst>`;
+  return zipOf(files);
+}
+
+/** A PPTX with one slide per entry, one paragraph per line. */
+export function makePptx(slides: string[][]): Promise<Buffer> {
+  const files: Record<string, string> = {};
+  slides.forEach((lines, i) => {
+    files[`ppt/slides/slide${i + 1}.xml`] =
+      `<p:sld xmlns:a="a" xmlns:p="p"><p:cSld><p:spTree><p:sp><p:txBody>${lines.map((line) => `<a:p><a:r><a:t>${xmlEscape(line)}</a:t></a:r></a:p>`).join('')}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>`;
+  });
+  return zipOf(files);
+}
+
+/** An ODT with a heading and paragraphs. */
+export function makeOdt(heading: string, paragraphs: string[]): Promise<Buffer> {
+  return zipOf({
+    mimetype: 'application/vnd.oasis.opendocument.text',
+    'content.xml': `<office:document-content xmlns:office="o" xmlns:text="t"><office:body><office:text><text:h text:outline-level="1">${xmlEscape(heading)}</text:h>${paragraphs
+      .map((p) => `<text:p>${xmlEscape(p)}</text:p>`)
+      .join('')}</office:text></office:body></office:document-content>`,
+  });
+}

@@ -1,16 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { htmlToText } from './markup.js';
+import { odtText, pptxText, xlsxText } from './office.js';
 
 /**
  * Text out of a stored file, for the processing queue (the reference's
  * retrieval/loaders/main.py with its default engine): plain text, source code
  * and markup (recognised by their bytes, whatever type the browser sent), Markdown, HTML as clean text, CSV and
- * TSV as `column: value` rows, JSON as text, PDF (unpdf) and DOCX (mammoth)
- * text. Anything else that is not text fails with a readable reason; the file
+ * TSV as `column: value` rows, JSON as text, PDF (unpdf), DOCX (mammoth),
+ * XLSX, PPTX and ODT (office.ts) text. Anything else that is not text fails with a readable reason; the file
  * itself stays stored.
  */
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+/** The zipped XML formats, by extension (office.ts). */
+const OFFICE_READERS: Record<string, (bytes: Buffer) => Promise<string>> = { xlsx: xlsxText, pptx: pptxText, odt: odtText };
 
 export class ExtractionError extends Error {}
 
@@ -33,6 +38,14 @@ export async function extractText(localPath: string, name: string, contentType: 
   const bytes = await readFile(localPath);
   if (extension === 'pdf' || type === 'application/pdf') return pdfText(bytes);
   if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
+  const office = OFFICE_READERS[extension];
+  if (office) {
+    try {
+      return await office(bytes);
+    } catch (error) {
+      throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
+    }
+  }
   const text = decodeText(bytes);
   // Media stays media, unless it is text under a wrong type (`.ts` sent as video/mp2t).
   if ((type.startsWith('image/') || type.startsWith('video/')) && text === null) {
@@ -124,27 +137,4 @@ function parseDelimited(text: string, separator: string): string[][] {
   }
   if (field !== '' || row.length > 0) rows.push([...row, field]);
   return rows;
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/** The visible text of an HTML page: no scripts, styles or comments, entities decoded, blank runs folded. */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<br\s*\/?>|<\/(p|div|li|tr|h[1-6]|section|article|header|footer|blockquote|pre)\s*>/gi, '\n')
-    .replace(/<[^>]*>/g, '')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, code: string) => {
-      if (code[0] === '#') {
-        const point = code[1].toLowerCase() === 'x' ? Number.parseInt(code.slice(2), 16) : Number.parseInt(code.slice(1), 10);
-        return point > 0 && point <= 0x10ffff ? String.fromCodePoint(point) : '';
-      }
-      return ENTITIES[code.toLowerCase()] ?? entity;
-    })
-    .split('\n')
-    .map((line) => line.replace(/[ \t\f\v]+/g, ' ').trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
 }

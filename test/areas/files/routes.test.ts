@@ -3,7 +3,7 @@ import path from 'node:path';
 import { FormData, fetch } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
-import { makeDocx, makePdf } from '../../helpers/documents.js';
+import { makeDocx, makeOdt, makePdf, makePptx, makeXlsx } from '../../helpers/documents.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 
@@ -88,6 +88,23 @@ describe('files routes', () => {
       expect((await world.api.get(`/api/v1/files/${docx.body.id}/data/content`, { token: world.owner.token })).body.content).toBe('Dear reader,\n\nKind regards');
     });
 
+    it('extracts the text of XLSX, PPTX and ODT documents', async () => {
+      const content = async (name: string, bytes: Buffer) => {
+        const { body } = await upload(world.owner, name, bytes, 'application/octet-stream');
+        expect(await processed(world.owner, body.id)).toEqual({ status: 'completed' });
+        return (await world.api.get(`/api/v1/files/${body.id}/data/content`, { token: world.owner.token })).body.content;
+      };
+      expect(await content('book.xlsx', await makeXlsx({ Prices: [['item', 'price'], ['tea & milk', 3.5]], Notes: [['done']] }))).toBe(
+        'Prices\nitem\tprice\ntea & milk\t3.5\n\nNotes\ndone',
+      );
+      const slides = Array.from({ length: 11 }, (_, i) => [`Slide ${i + 1}`]);
+      slides[0].push('Second line');
+      expect(await content('deck.pptx', await makePptx(slides))).toBe(
+        ['Slide 1\nSecond line', ...slides.slice(1).map((lines) => lines[0])].join('\n\n'),
+      );
+      expect(await content('essay.odt', await makeOdt('Title', ['First <para>', 'Second']))).toBe('Title\nFirst <para>\nSecond');
+    });
+
     it('fails corrupt and password-protected documents with the reason, keeping them', async () => {
       const pdf = await upload(world.owner, 'broken.pdf', '%PDF-1.4 not really', 'application/pdf');
       const result = await processed(world.owner, pdf.body.id);
@@ -97,6 +114,8 @@ describe('files routes', () => {
       const docxResult = await processed(world.owner, docx.body.id);
       expect(docxResult.status).toBe('failed');
       expect(docxResult.error).toMatch(/^The document could not be read: /);
+      const xlsx = await upload(world.owner, 'broken.xlsx', 'PK not a zip', 'application/octet-stream');
+      expect(await processed(world.owner, xlsx.body.id)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^The document could not be read: /) });
       expect((await send(world.owner, 'GET', `/api/v1/files/${pdf.body.id}/content`)).status).toBe(200);
       const locked = await upload(world.owner, 'locked.pdf', makePdf(['secret'], { locked: true }), 'application/pdf');
       expect(await processed(world.owner, locked.body.id)).toEqual({ status: 'failed', error: 'The PDF is password-protected' });
