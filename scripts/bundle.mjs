@@ -8,7 +8,8 @@ import { build } from 'esbuild';
  * module instead of about a thousand makes start-up several times faster
  * (docs/bench.md). Packages that load native code or read files next to
  * their own modules stay outside, as plain imports, and so do those Parley
- * loads only when needed (pg, ioredis, the socket.io Redis adapter): inside,
+ * loads only when needed (pg, ioredis, the socket.io Redis adapter, the PDF,
+ * office and S3 libraries): inside,
  * V8 would still parse them at every start. undici, also loaded at first use,
  * goes into a chunk of its own beside parley.js (code splitting): loaded from
  * node_modules instead, the first streamed chunk through the proxy came about
@@ -53,7 +54,7 @@ try {
     minifySyntax: true,
     external: [
       ...['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
-      ...['pg', 'ioredis', '@socket.io/redis-adapter'],
+      ...['pg', 'ioredis', '@socket.io/redis-adapter', 'unpdf', 'mammoth', 'jszip', '@aws-sdk/client-s3'],
     ],
     // Bundled CommonJS packages call require() for Node's own modules.
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },

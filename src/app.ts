@@ -166,7 +166,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access);
+  const files = new FilesService(core, access, users, models);
   const prompts = new PromptsService(core, access, users);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
@@ -192,6 +192,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await changes.start();
   await events.start();
   await registry.start();
+  files.start();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.sessionUser(id),
@@ -253,6 +254,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await registry.close();
       await realtime.close();
       await app.close();
+      await files.close();
       await upstream.close();
       await events.stop();
       await tools.close();

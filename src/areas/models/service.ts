@@ -136,6 +136,20 @@ export class ModelsService {
     return out;
   }
 
+  /**
+   * Workspace models that attach file `fileId` directly (`meta.knowledge`
+   * entries `{type: 'file', id}`) and that the user may read or write: how a
+   * shared model makes its files reachable (utils/access_control/files.py).
+   */
+  async attachingFile(user: UserRecord, fileId: string, permission: 'read' | 'write'): Promise<ModelRecord[]> {
+    const attaching = (await this.store().metaMentioning(fileId)).filter((model) => {
+      const knowledge = model.meta.knowledge;
+      return Array.isArray(knowledge) && knowledge.some((item) => isObject(item) && item.type === 'file' && item.id === fileId);
+    });
+    const allowed = await Promise.all(attaching.map((model) => this.access.hasAccess(user, RESOURCE, model.id, permission, model.user_id)));
+    return attaching.filter((_, index) => allowed[index]);
+  }
+
   private async canWrite(user: UserRecord, model: ModelRecord, db?: Db): Promise<boolean> {
     return isAdmin(user) || (await this.access.hasAccess(user, RESOURCE, model.id, 'write', model.user_id, { db }));
   }

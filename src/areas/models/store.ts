@@ -127,6 +127,17 @@ export class ModelStore {
     return { items: rows.map(toModelRecord), total: Number(counted?.n ?? 0) };
   }
 
+  /** Models whose meta text holds `text` (a JSON string, quoted): a quick filter before the meta is read. */
+  async metaMentioning(text: string): Promise<ModelRecord[]> {
+    const needle = JSON.stringify(text).replace(/[\\%_]/g, (c) => `\\${c}`);
+    const rows = await this.db
+      .selectFrom('model')
+      .selectAll()
+      .where(sql<boolean>`meta like ${`%${needle}%`} escape '\\'`)
+      .execute();
+    return rows.map(toModelRecord);
+  }
+
   /** When a model's meta last changed, without the rest (profile images). */
   async metaOf(id: string): Promise<{ meta: Record<string, unknown>; updated_at: number } | null> {
     const row = await this.db.selectFrom('model').select(['meta', 'updated_at']).where('id', '=', id).executeTakeFirst();

@@ -6,9 +6,9 @@ import type { AreaContext } from '../../core/context.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { StatusResponse } from '../../core/http/schema.js';
 import { HttpError } from '../../core/http/errors.js';
+import { readMultipart } from '../../core/http/multipart.js';
 import type { BodyClass } from '../../core/http/limits.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
-import { multipartFile } from './files.js';
 import type { OllamaCompatPath, OllamaService } from './service.js';
 import {
   AnthropicMessagesForm,
@@ -143,11 +143,10 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
     const params = url.endsWith(':url_idx') ? { params: UrlIdxParams } : {};
     app.post(url, { onRequest: auth.admin, config: { bodyClass: 'upload' }, schema: { tags, ...params } }, async (request, reply) => {
       const body = request.body instanceof Readable ? request.body : null;
-      const file = body && (await multipartFile(body, request.headers['content-type'] ?? ''));
-      if (!file) throw new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
       const idx = (request.params as { url_idx?: number }).url_idx;
-      const events = await ollama.upload(file.filename, file.content, idx, contextOf(request, reply));
-      return reply.type('text/event-stream').send(Readable.from(events));
+      const form = body && (await readMultipart(body, request.headers['content-type'] ?? '', 'file', (file) => ollama.upload(file.filename, file.content, idx, contextOf(request, reply))));
+      if (!form?.file) throw new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
+      return reply.type('text/event-stream').send(Readable.from(form.file));
     });
   }
 

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
  * Every table Parley stores, as Kysely sees it. JSON columns are TEXT on both
@@ -282,6 +282,15 @@ export interface FileTable {
   updated_at: number;
 }
 
+/** A file's content extraction, waiting (`pending`) or claimed (`running`, until `lease_until`). */
+export interface FileJobTable {
+  file_id: string;
+  status: 'pending' | 'running';
+  attempts: Generated<number>;
+  lease_until: Generated<number>;
+  created_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -307,6 +316,7 @@ export interface Database {
   file: FileTable;
   prompt: PromptTable;
   prompt_history: PromptHistoryTable;
+  file_job: FileJobTable;
 }
 
 export type UserRow = Selectable<UserTable>;

@@ -60,7 +60,8 @@ export interface CompatFiles {
   getMany(user: UserRecord, ids: string[]): Promise<object[]>;
   insert(user: UserRecord, form: { id: string; hash: string | null; filename: string; path: string; data: Json; meta: Json }): Promise<object | null>;
   update(user: UserRecord, id: string, patch: { hash?: string; data?: Json; meta?: Json }): Promise<object | null>;
-  upload(user: UserRecord, upload: { filename: string; content: Buffer; contentType: string | null; metadata: Json }): Promise<object>;
+  /** Stores and records an upload; `process` queues content extraction (the answer then has `status: true`). */
+  upload(user: UserRecord, upload: { filename: string; content: Buffer; contentType: string | null; metadata: Json; process: boolean }): Promise<{ status?: boolean }>;
   /** Stores bytes under the user's uploads; the path returned is the plugin's to use. */
   writeBytes(user: UserRecord, filename: string, content: Buffer): Promise<string>;
   localPath(user: UserRecord, stored: string, own: ReadonlySet<string>): Promise<string>;
@@ -274,14 +275,15 @@ export function defineCompatApi(bridge: PluginBridge, services: CompatServices):
 
   bridge.define('files.upload', async (caller, args) => {
     const user = requireSelf(caller, args.user_id);
-    return fileModel(
-      await files.upload(user, {
-        filename: text(args, 'filename'),
-        content: bytes(args, 'content'),
-        contentType: typeof args.content_type === 'string' ? args.content_type : null,
-        metadata: optionalObject(args, 'metadata') ?? {},
-      }),
-    );
+    // The Python side adds `status: True` for a processed upload, as the reference.
+    const { status: _queued, ...file } = await files.upload(user, {
+      filename: text(args, 'filename'),
+      content: bytes(args, 'content'),
+      contentType: typeof args.content_type === 'string' ? args.content_type : null,
+      metadata: optionalObject(args, 'metadata') ?? {},
+      process: args.process === true,
+    });
+    return fileModel(file);
   });
 
   bridge.define('storage.upload', async (caller, args) => {

@@ -7,6 +7,7 @@ import * as tools from './0005_tools.js';
 import * as files from './0006_files.js';
 import * as revokedTokens from './0007_revoked_tokens.js';
 import * as prompts from './0008_prompts.js';
+import * as fileJobs from './0009_file_jobs.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006_files': files,
   '0007_revoked_tokens': revokedTokens,
   '0008_prompts': prompts,
+  '0009_file_jobs': fileJobs,
 };
 
 export const migrationProvider: MigrationProvider = {

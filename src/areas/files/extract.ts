@@ -1,0 +1,140 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { htmlToText } from './markup.js';
+import { odtText, pptxText, xlsxText } from './office.js';
+
+/**
+ * Text out of a stored file, for the processing queue (the reference's
+ * retrieval/loaders/main.py with its default engine): plain text, source code
+ * and markup (recognised by their bytes, whatever type the browser sent), Markdown, HTML as clean text, CSV and
+ * TSV as `column: value` rows, JSON as text, PDF (unpdf), DOCX (mammoth),
+ * XLSX, PPTX and ODT (office.ts) text. Anything else that is not text fails with a readable reason; the file
+ * itself stays stored.
+ */
+
+const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+/** The zipped XML formats, by extension (office.ts). */
+const OFFICE_READERS: Record<string, (bytes: Buffer) => Promise<string>> = { xlsx: xlsxText, pptx: pptxText, odt: odtText };
+
+export class ExtractionError extends Error {}
+
+const extensionOf = (name: string) => path.extname(name).slice(1).toLowerCase();
+
+/** Text when the bytes look like text: no NUL in the first 8 KB; UTF-8, else Latin-1 (as the reference's `_is_text_file`). */
+export function decodeText(bytes: Buffer): string | null {
+  if (bytes.subarray(0, 8192).includes(0)) return null;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '');
+  } catch {
+    return bytes.toString('latin1');
+  }
+}
+
+/** The extracted text of a file, or an ExtractionError saying why there is none. */
+export async function extractText(localPath: string, name: string, contentType: string | null): Promise<string> {
+  const extension = extensionOf(name);
+  const type = (contentType ?? '').toLowerCase();
+  const bytes = await readFile(localPath);
+  if (extension === 'pdf' || type === 'application/pdf') return pdfText(bytes);
+  if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
+  const office = OFFICE_READERS[extension];
+  if (office) {
+    try {
+      return await office(bytes);
+    } catch (error) {
+      throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
+    }
+  }
+  const text = decodeText(bytes);
+  // Media stays media, unless it is text under a wrong type (`.ts` sent as video/mp2t).
+  if ((type.startsWith('image/') || type.startsWith('video/')) && text === null) {
+    throw new ExtractionError(`File type ${contentType} is not supported for processing`);
+  }
+  if (text === null) throw new ExtractionError(`File type ${extension || contentType || 'unknown'} is not supported for processing`);
+  if (extension === 'csv' || type === 'text/csv') return csvToText(text, ',');
+  if (extension === 'tsv' || type === 'text/tab-separated-values') return csvToText(text, '\t');
+  if (extension === 'html' || extension === 'htm' || type === 'text/html') return htmlToText(text);
+  return text;
+}
+
+/**
+ * The text of every page, pages apart by a blank line; a locked or broken PDF
+ * says so. Page by page, yielding to the event loop between pages: pdf.js runs
+ * on the main thread, and requests must not wait for a long document.
+ */
+async function pdfText(bytes: Buffer): Promise<string> {
+  const { getDocumentProxy } = await import('unpdf');
+  let document: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
+  try {
+    document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
+    const pages: string[] = [];
+    for (let number = 1; number <= document.numPages; number++) {
+      const page = await document.getPage(number);
+      const content = await page.getTextContent();
+      pages.push(
+        (content.items as { str?: string; hasEOL?: boolean }[])
+          .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
+          .join('')
+          .trim(),
+      );
+      page.cleanup();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return pages.join('\n\n');
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'PasswordException') throw new ExtractionError('The PDF is password-protected');
+    throw new ExtractionError(`The PDF could not be read: ${(error as Error).message}`);
+  } finally {
+    await document?.loadingTask.destroy();
+  }
+}
+
+/** The paragraphs of a Word document as plain text. */
+async function docxText(bytes: Buffer): Promise<string> {
+  const { default: mammoth } = await import('mammoth');
+  try {
+    return (await mammoth.extractRawText({ buffer: bytes })).value.trim();
+  } catch (error) {
+    throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
+  }
+}
+
+/** Rows of `column: value` lines (LangChain's CSVLoader), one blank line between rows. */
+export function csvToText(text: string, separator: string): string {
+  const rows = parseDelimited(text, separator).filter((row) => row.some((cell) => cell.trim() !== ''));
+  if (rows.length === 0) return '';
+  const [header, ...body] = rows;
+  return body.map((row) => header.map((column, i) => `${column.trim()}: ${(row[i] ?? '').trim()}`).join('\n')).join('\n\n');
+}
+
+/** RFC 4180 fields: quotes around a field, doubled quotes inside it. */
+function parseDelimited(text: string, separator: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"' && field === '') quoted = true;
+    else if (c === separator) {
+      row.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+  }
+  if (field !== '' || row.length > 0) rows.push([...row, field]);
+  return rows;
+}

@@ -1,0 +1,108 @@
+/**
+ * Small real documents made at test time, for extraction tests: a PDF with
+ * one page of text per entry (Helvetica, the offsets of its xref computed;
+ * `locked`: password-protected),
+ * and a DOCX (a zip of the three parts Word needs) with one paragraph each.
+ */
+export function makePdf(pages: string[], options: { locked?: boolean } = {}): Buffer {
+  const objects: string[] = [];
+  const pageIds = pages.map((_, i) => 4 + i * 2);
+  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
+  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
+  objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
+  pages.forEach((text, i) => {
+    const escaped = text.replace(/[\\()]/g, (c) => `\\${c}`);
+    const stream = `BT /F1 12 Tf 72 720 Td (${escaped}) Tj ET`;
+    objects[4 + i * 2] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`;
+    objects[5 + i * 2] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
+  });
+  let pdf = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  for (let id = 1; id < objects.length; id++) {
+    offsets[id] = pdf.length;
+    pdf += `${id} 0 obj\n${objects[id]}\nendobj\n`;
+  }
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
+  for (let id = 1; id < objects.length; id++) pdf += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
+  // Locked: a standard security handler whose user password is not the empty one (its /U matches no key).
+  const lock = options.locked
+    ? ` /Encrypt << /Filter /Standard /V 1 /R 2 /O <${'11'.repeat(32)}> /U <${'22'.repeat(32)}> /P -4 >> /ID [<${'33'.repeat(16)}> <${'33'.repeat(16)}>]`
+    : '';
+  pdf += `trailer\n<< /Size ${objects.length} /Root 1 0 R${lock} >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(pdf, 'latin1');
+}
+
+/** A DOCX of one paragraph per entry. */
+export async function makeDocx(paragraphs: string[]): Promise<Buffer> {
+  const { default: JSZip } = await import('jszip');
+  const zip = new JSZip();
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  zip.file(
+    '[Content_Types].xml',
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+      '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+      '<Default Extension="xml" ContentType="application/xml"/>' +
+      '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+  );
+  zip.file(
+    '_rels/.rels',
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+      '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+  );
+  zip.file(
+    'word/document.xml',
+    '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>' +
+      paragraphs.map((p) => `<w:p><w:r><w:t>${escape(p)}</w:t></w:r></w:p>`).join('') +
+      '</w:body></w:document>',
+  );
+  return zip.generateAsync({ type: 'nodebuffer' });
+}
+
+const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+async function zipOf(files: Record<string, string>): Promise<Buffer> {
+  const { default: JSZip } = await import('jszip');
+  const zip = new JSZip();
+  for (const [name, content] of Object.entries(files)) zip.file(name, content);
+  return zip.generateAsync({ type: 'nodebuffer' });
+}
+
+/** An XLSX with one sheet per entry (rows of cells): text cells shared, numbers inline as values. */
+export function makeXlsx(sheets: Record<string, (string | number)[][]>): Promise<Buffer> {
+  const shared: string[] = [];
+  const files: Record<string, string> = {};
+  const names = Object.keys(sheets);
+  files['xl/workbook.xml'] = `<workbook><sheets>${names.map((name, i) => `<sheet name="${xmlEscape(name)}" sheetId="${i + 1}"/>`).join('')}</sheets></workbook>`;
+  names.forEach((name, i) => {
+    const rows = sheets[name].map(
+      (row) =>
+        `<row>${row
+          .map((cell) => (typeof cell === 'number' ? `<c><v>${cell}</v></c>` : `<c t="s"><v>${shared.push(cell) - 1}</v></c>`))
+          .join('')}</row>`,
+    );
+    files[`xl/worksheets/sheet${i + 1}.xml`] = `<worksheet><sheetData>${rows.join('')}</sheetData></worksheet>`;
+  });
+  files['xl/sharedStrings.xml'] = `<sst>${shared.map((text) => `<si><t>${xmlEscape(text)}</t></si>`).join('')}</sst>`;
+  return zipOf(files);
+}
+
+/** A PPTX with one slide per entry, one paragraph per line. */
+export function makePptx(slides: string[][]): Promise<Buffer> {
+  const files: Record<string, string> = {};
+  slides.forEach((lines, i) => {
+    files[`ppt/slides/slide${i + 1}.xml`] =
+      `<p:sld xmlns:a="a" xmlns:p="p"><p:cSld><p:spTree><p:sp><p:txBody>${lines.map((line) => `<a:p><a:r><a:t>${xmlEscape(line)}</a:t></a:r></a:p>`).join('')}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>`;
+  });
+  return zipOf(files);
+}
+
+/** An ODT with a heading and paragraphs. */
+export function makeOdt(heading: string, paragraphs: string[]): Promise<Buffer> {
+  return zipOf({
+    mimetype: 'application/vnd.oasis.opendocument.text',
+    'content.xml': `<office:document-content xmlns:office="o" xmlns:text="t"><office:body><office:text><text:h text:outline-level="1">${xmlEscape(heading)}</text:h>${paragraphs
+      .map((p) => `<text:p>${xmlEscape(p)}</text:p>`)
+      .join('')}</office:text></office:body></office:document-content>`,
+  });
+}
