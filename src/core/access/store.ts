@@ -30,6 +30,9 @@ function principalMatch(eb: ExpressionBuilder<Database, 'access_grant'>, who: Pr
   return eb.or(terms);
 }
 
+/** Ids bound in one `in (...)` list: under SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
+const ID_BATCH = 5000;
+
 const toGrant = (row: AccessGrant): AccessGrant => ({ ...row, created_at: Number(row.created_at) });
 
 export class AccessGrantStore {
@@ -47,18 +50,20 @@ export class AccessGrantStore {
     return rows.map(toGrant);
   }
 
+  /** Grants keyed by resource id, read in batches that stay under both dialects' bound-parameter limits. */
   async ofResources(resourceType: string, resourceIds: string[]): Promise<Map<string, AccessGrant[]>> {
     const result = new Map(resourceIds.map((id) => [id, [] as AccessGrant[]]));
-    if (resourceIds.length === 0) return result;
-    const rows = await this.db
-      .selectFrom('access_grant')
-      .selectAll()
-      .where('resource_type', '=', resourceType)
-      .where('resource_id', 'in', resourceIds)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    for (const row of rows) result.get(row.resource_id)?.push(toGrant(row));
+    for (let start = 0; start < resourceIds.length; start += ID_BATCH) {
+      const rows = await this.db
+        .selectFrom('access_grant')
+        .selectAll()
+        .where('resource_type', '=', resourceType)
+        .where('resource_id', 'in', resourceIds.slice(start, start + ID_BATCH))
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      for (const row of rows) result.get(row.resource_id)?.push(toGrant(row));
+    }
     return result;
   }
 
@@ -155,6 +160,20 @@ export class AccessGrantStore {
       .where('permission', 'in', permissionsSatisfying(permission))
       .execute();
   }
+}
+
+/**
+ * `grantExists` on grants already in memory (all of one resource): whether one
+ * of them gives the principals `permission` or better. Group ids must be given.
+ */
+export function grantsAdmit(grants: readonly AccessGrant[], permission: GrantPermission, who: { userId: string; groupIds: readonly string[] }): boolean {
+  const permissions = permissionsSatisfying(permission);
+  return grants.some(
+    (g) =>
+      permissions.includes(g.permission as GrantPermission) &&
+      ((g.principal_type === 'user' && (g.principal_id === EVERYONE || g.principal_id === who.userId)) ||
+        (g.principal_type === 'group' && who.groupIds.includes(g.principal_id))),
+  );
 }
 
 /**
