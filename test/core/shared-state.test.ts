@@ -5,7 +5,7 @@ import { type Account, addUser, signup } from '../helpers/users.js';
 
 /**
  * What each instance keeps in memory (settings, signed-in users and their
- * groups, revoked sessions, the sidebar's chat pages) follows a change made on
+ * groups, revoked sessions, the sidebar's chat pages, the `/` picker's prompts) follows a change made on
  * another instance at once, through the change notices on Redis. Memory caches
  * also expire after 2 s; every check here waits 1 s at most, so only a notice
  * can pass it.
