@@ -37,7 +37,6 @@ export interface PromptUser {
 
 /** A `/` picker entry: what its access check needs, and its PromptModel JSON. */
 interface PickerEntry {
-  id: string;
   owner: string;
   grants: AccessGrant[];
   json: Buffer;
@@ -192,7 +191,7 @@ export class PromptsService {
 
   /** Every active prompt, newest change first, with its owner, its grants and its picker JSON. */
   private async pickerEntries(): Promise<PickerEntry[]> {
-    const heads = await this.store().activeHeads(null);
+    const heads = await this.store().activeHeads();
     const rendered = await this.renderings.of(heads, (stale) => this.store().rows(stale));
     this.renderings.retain(heads);
     const grants = await this.access.grantsOfMany(
@@ -202,7 +201,7 @@ export class PromptsService {
     return rendered.map((entry) => {
       const entryGrants = grants.get(entry.id) ?? [];
       const json = Buffer.concat([entry.head, entryGrants.length > 0 ? Buffer.from(JSON.stringify(entryGrants)) : NO_GRANTS, CLOSE_ENTRY]);
-      return { id: entry.id, owner: entry.owner, grants: entryGrants, json };
+      return { owner: entry.owner, grants: entryGrants, json };
     });
   }
 

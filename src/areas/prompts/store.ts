@@ -108,11 +108,9 @@ export class PromptStore {
     return row?.id ?? null;
   }
 
-  /** Ids and row versions of the active prompts the access condition lets through (null: all), newest change first (the `/` picker). */
-  async activeHeads(access: Expression<SqlBool> | null): Promise<PromptHead[]> {
-    let query = this.db.selectFrom('prompt').select(['id', 'version']).where('is_active', '=', true);
-    if (access) query = query.where(access);
-    return query.orderBy('updated_at', 'desc').orderBy('id').execute();
+  /** Ids and row versions of every active prompt, newest change first (the `/` picker). */
+  async activeHeads(): Promise<PromptHead[]> {
+    return this.db.selectFrom('prompt').select(['id', 'version']).where('is_active', '=', true).orderBy('updated_at', 'desc').orderBy('id').execute();
   }
 
   /** Rows as stored, by id, in batches that stay under both dialects' bound-parameter limits. */
