@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
+import { IDS_PER_QUERY, chunks } from '../db/batches.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/tables.js';
 import { type AccessGrant, EVERYONE, type GrantPermission, type GrantSpec } from './grants.js';
@@ -30,9 +31,6 @@ function principalMatch(eb: ExpressionBuilder<Database, 'access_grant'>, who: Pr
   return eb.or(terms);
 }
 
-/** Ids bound in one `in (...)` list: under SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
-const ID_BATCH = 5000;
-
 const toGrant = (row: AccessGrant): AccessGrant => ({ ...row, created_at: Number(row.created_at) });
 
 export class AccessGrantStore {
@@ -53,12 +51,12 @@ export class AccessGrantStore {
   /** Grants keyed by resource id, read in batches that stay under both dialects' bound-parameter limits. */
   async ofResources(resourceType: string, resourceIds: string[]): Promise<Map<string, AccessGrant[]>> {
     const result = new Map(resourceIds.map((id) => [id, [] as AccessGrant[]]));
-    for (let start = 0; start < resourceIds.length; start += ID_BATCH) {
+    for (const part of chunks(resourceIds, IDS_PER_QUERY)) {
       const rows = await this.db
         .selectFrom('access_grant')
         .selectAll()
         .where('resource_type', '=', resourceType)
-        .where('resource_id', 'in', resourceIds.slice(start, start + ID_BATCH))
+        .where('resource_id', 'in', part)
         .orderBy('created_at')
         .orderBy('id')
         .execute();
