@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks';
 export class InvalidatedCache<V> {
   private generation = 0;
   private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  /** Loads under way that began at the current generation. */
+  private readonly loading = new Map<string, Promise<V>>();
 
   constructor(private readonly options: { ttlMs: number; maxEntries: number }) {}
 
@@ -16,13 +18,23 @@ export class InvalidatedCache<V> {
     const now = performance.now();
     const hit = this.entries.get(key);
     if (hit && hit.expiresAt > now) return hit.value;
+    // Requests missing the same key together share one load (a large value would otherwise be read once per request).
+    const pending = this.loading.get(key);
+    if (pending) return pending;
     const generation = this.generation;
-    const value = await load();
-    if (generation === this.generation) {
-      if (this.entries.size >= this.options.maxEntries) this.entries.clear();
-      this.entries.set(key, { value, expiresAt: now + this.options.ttlMs });
-    }
-    return value;
+    const loaded = load().then((value) => {
+      if (generation === this.generation) {
+        if (this.entries.size >= this.options.maxEntries) this.entries.clear();
+        this.entries.set(key, { value, expiresAt: now + this.options.ttlMs });
+      }
+      return value;
+    });
+    this.loading.set(key, loaded);
+    const forget = () => {
+      if (this.loading.get(key) === loaded) this.loading.delete(key);
+    };
+    loaded.then(forget, forget);
+    return loaded;
   }
 
   /** The value while it is kept, without loading it (undefined otherwise). */
@@ -34,6 +46,7 @@ export class InvalidatedCache<V> {
   invalidate(): void {
     this.generation += 1;
     this.entries.clear();
+    this.loading.clear();
   }
 }
 

@@ -5,9 +5,9 @@ import { connectRedis } from './realtime/redis.js';
 /**
  * What an instance keeps in memory and must re-read when another instance (or
  * this one) changes it: the persistent settings, users and group memberships,
- * revoked sessions.
+ * revoked sessions, the `/` picker's prompts.
  */
-export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations';
+export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts';
 
 interface Logger {
   warn(details: object, message: string): void;

@@ -5,7 +5,7 @@ import { type Account, addUser, signup } from '../helpers/users.js';
 
 /**
  * What each instance keeps in memory (settings, signed-in users and their
- * groups, revoked sessions, the sidebar's chat pages) follows a change made on
+ * groups, revoked sessions, the sidebar's chat pages, the `/` picker's prompts) follows a change made on
  * another instance at once, through the change notices on Redis. Memory caches
  * also expire after 2 s; every check here waits 1 s at most, so only a notice
  * can pass it.
@@ -71,6 +71,31 @@ describe('state shared by instances', () => {
     await expect.poll(async () => (await second.api.get('/api/v1/chats/?page=1', { token: alice.token })).body.map((c: { id: string }) => c.id), NOTICE_WAIT).toEqual([chat.id]);
     await first.api.post(`/api/v1/chats/${chat.id}/pin`, undefined, { token: alice.token });
     await expect.poll(async () => (await second.api.get('/api/v1/chats/?page=1', { token: alice.token })).body, NOTICE_WAIT).toEqual([]);
+  });
+
+  it("shows in the / picker a prompt change made on the other instance, and the reader's new groups", async () => {
+    const picker = async (account: Account) =>
+      ((await second.api.get('/api/v1/prompts/', { token: account.token })).body as { command: string; content: string }[]).filter((p) => p.command === 'shared_prompt');
+    const created = (await first.api.post('/api/v1/prompts/create', { command: 'shared_prompt', name: 'Shared', content: 'first' }, { token: admin.token })).body;
+    expect(await picker(admin)).toMatchObject([{ content: 'first' }]);
+    await first.api.post(`/api/v1/prompts/id/${created.id}/update`, { command: 'shared_prompt', name: 'Shared', content: 'second' }, { token: admin.token });
+    await expect.poll(async () => (await picker(admin)).map((p) => p.content), NOTICE_WAIT).toEqual(['second']);
+    await first.api.post(`/api/v1/prompts/id/${created.id}/toggle`, {}, { token: admin.token });
+    await expect.poll(async () => (await picker(admin)).length, NOTICE_WAIT).toBe(0);
+    await first.api.post(`/api/v1/prompts/id/${created.id}/toggle`, {}, { token: admin.token });
+    await expect.poll(async () => (await picker(admin)).length, NOTICE_WAIT).toBe(1);
+
+    expect(await picker(alice)).toEqual([]);
+    await first.api.post(`/api/v1/prompts/id/${created.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: alice.id, permission: 'read' }] }, { token: admin.token });
+    await expect.poll(async () => (await picker(alice)).length, NOTICE_WAIT).toBe(1);
+    const readers = (await first.api.post('/api/v1/groups/create', { name: 'Prompt readers', description: '' }, { token: admin.token })).body;
+    await first.api.post(`/api/v1/prompts/id/${created.id}/access/update`, { access_grants: [{ principal_type: 'group', principal_id: readers.id, permission: 'read' }] }, { token: admin.token });
+    await expect.poll(async () => (await picker(alice)).length, NOTICE_WAIT).toBe(0);
+    await first.api.post(`/api/v1/groups/id/${readers.id}/users/add`, { user_ids: [alice.id] }, { token: admin.token });
+    await expect.poll(async () => (await picker(alice)).length, NOTICE_WAIT).toBe(1);
+
+    await first.api.delete(`/api/v1/prompts/id/${created.id}/delete`, { token: admin.token });
+    await expect.poll(async () => (await picker(admin)).length, NOTICE_WAIT).toBe(0);
   });
 
   it('refuses on every instance a session signed out on one', async () => {

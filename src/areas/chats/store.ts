@@ -1,6 +1,7 @@
 import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Db, DialectName } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { chunks } from '../../core/db/batches.js';
 import type { ChatRow, Database } from '../../core/db/tables.js';
 import type { Json } from './history.js';
 
@@ -127,12 +128,6 @@ const SUMMARY_COLUMNS = ['chat.id', 'chat.title', 'chat.updated_at', 'chat.creat
 const ROWS_PER_INSERT = 200;
 
 const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 function toHead(row: Omit<ChatRow, 'internal'>): ChatHead {
   const variables = fromJson<unknown>(row.variables, null);

@@ -5,6 +5,7 @@ import type { PromptHead } from './store.js';
 export interface PromptRendering {
   id: string;
   version: string;
+  owner: string;
   head: Buffer;
 }
 
@@ -43,5 +44,5 @@ function render(row: PromptRow): PromptRendering {
     `"name":${JSON.stringify(row.name)},"content":${JSON.stringify(row.content)},"data":${row.data ?? 'null'},"meta":${row.meta ?? 'null'},` +
     `"tags":${row.tags ?? '[]'},"is_active":true,"version_id":${JSON.stringify(row.version_id)},` +
     `"created_at":${Number(row.created_at)},"updated_at":${Number(row.updated_at)},"access_grants":`;
-  return { id: row.id, version: row.version, head: Buffer.from(text) };
+  return { id: row.id, version: row.version, owner: row.user_id, head: Buffer.from(text) };
 }

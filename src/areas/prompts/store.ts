@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Expression, type SqlBool, sql } from 'kysely';
+import { IDS_PER_QUERY, chunks } from '../../core/db/batches.js';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
 import type { PromptHistoryRow, PromptRow } from '../../core/db/tables.js';
@@ -90,8 +91,6 @@ export interface PromptHead {
   version: string;
 }
 
-const ID_BATCH = 5000;
-
 /** LIKE pattern text with its wildcards taken literally (used with `escape '\'`). */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -108,19 +107,15 @@ export class PromptStore {
     return row?.id ?? null;
   }
 
-  /** Ids and row versions of the active prompts the access condition lets through (null: all), newest change first (the `/` picker). */
-  async activeHeads(access: Expression<SqlBool> | null): Promise<PromptHead[]> {
-    let query = this.db.selectFrom('prompt').select(['id', 'version']).where('is_active', '=', true);
-    if (access) query = query.where(access);
-    return query.orderBy('updated_at', 'desc').orderBy('id').execute();
+  /** Ids and row versions of every active prompt, newest change first (the `/` picker). */
+  async activeHeads(): Promise<PromptHead[]> {
+    return this.db.selectFrom('prompt').select(['id', 'version']).where('is_active', '=', true).orderBy('updated_at', 'desc').orderBy('id').execute();
   }
 
   /** Rows as stored, by id, in batches that stay under both dialects' bound-parameter limits. */
   async rows(ids: string[]): Promise<PromptRow[]> {
     const rows: PromptRow[] = [];
-    for (let start = 0; start < ids.length; start += ID_BATCH) {
-      rows.push(...(await this.db.selectFrom('prompt').selectAll().where('id', 'in', ids.slice(start, start + ID_BATCH)).execute()));
-    }
+    for (const part of chunks(ids, IDS_PER_QUERY)) rows.push(...(await this.db.selectFrom('prompt').selectAll().where('id', 'in', part).execute()));
     return rows;
   }
 

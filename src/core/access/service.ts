@@ -25,7 +25,7 @@ import {
   permissionsFromEnv,
 } from './permissions.js';
 import { USER_PERMISSIONS } from './settings.js';
-import { AccessGrantStore, type Principals, grantExists } from './store.js';
+import { AccessGrantStore, type Principals, grantExists, grantsAdmit } from './store.js';
 
 /** A user as access checks see them, resolved once for a listing. */
 export interface AccessSubject extends Principals {
@@ -207,6 +207,11 @@ export class AccessService {
     if (subject.bypass) return sql<SqlBool>`1 = 1`;
     const granted = grantExists(resourceType, permission, subject, columns.id);
     return columns.owner ? sql<SqlBool>`(${sql.ref(columns.owner)} = ${subject.userId} or ${granted})` : granted;
+  }
+
+  /** `accessFilter` on a resource whose owner and grants are already in memory (a cached listing). */
+  admits(subject: AccessSubject, permission: GrantPermission, ownerId: string, grants: readonly AccessGrant[]): boolean {
+    return subject.bypass || ownerId === subject.userId || grantsAdmit(grants, permission, subject);
   }
 
   /** Ids of the users holding `permission` on a resource through grants (public means every active user). */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
+import { IDS_PER_QUERY, chunks } from '../db/batches.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/tables.js';
 import { type AccessGrant, EVERYONE, type GrantPermission, type GrantSpec } from './grants.js';
@@ -47,18 +48,20 @@ export class AccessGrantStore {
     return rows.map(toGrant);
   }
 
+  /** Grants keyed by resource id, read in batches that stay under both dialects' bound-parameter limits. */
   async ofResources(resourceType: string, resourceIds: string[]): Promise<Map<string, AccessGrant[]>> {
     const result = new Map(resourceIds.map((id) => [id, [] as AccessGrant[]]));
-    if (resourceIds.length === 0) return result;
-    const rows = await this.db
-      .selectFrom('access_grant')
-      .selectAll()
-      .where('resource_type', '=', resourceType)
-      .where('resource_id', 'in', resourceIds)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    for (const row of rows) result.get(row.resource_id)?.push(toGrant(row));
+    for (const part of chunks(resourceIds, IDS_PER_QUERY)) {
+      const rows = await this.db
+        .selectFrom('access_grant')
+        .selectAll()
+        .where('resource_type', '=', resourceType)
+        .where('resource_id', 'in', part)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      for (const row of rows) result.get(row.resource_id)?.push(toGrant(row));
+    }
     return result;
   }
 
@@ -155,6 +158,20 @@ export class AccessGrantStore {
       .where('permission', 'in', permissionsSatisfying(permission))
       .execute();
   }
+}
+
+/**
+ * `grantExists` on grants already in memory (all of one resource): whether one
+ * of them gives the principals `permission` or better. Group ids must be given.
+ */
+export function grantsAdmit(grants: readonly AccessGrant[], permission: GrantPermission, who: { userId: string; groupIds: readonly string[] }): boolean {
+  const permissions = permissionsSatisfying(permission);
+  return grants.some(
+    (g) =>
+      permissions.includes(g.permission as GrantPermission) &&
+      ((g.principal_type === 'user' && (g.principal_id === EVERYONE || g.principal_id === who.userId)) ||
+        (g.principal_type === 'group' && who.groupIds.includes(g.principal_id))),
+  );
 }
 
 /**

@@ -120,6 +120,25 @@ describe('listings', () => {
     expect(await seen(world.reader)).toEqual(['public', 'shared']);
   });
 
+  it('the / picker follows grant and group membership changes at once', async () => {
+    const seen = async (account: Account) => ((await world.api.get('/api/v1/prompts/', { token: account.token })).body as { command: string }[]).map((p) => p.command);
+    const team = await createGroup(world.server, world.admin, []);
+    const followed = await createPrompt(world.server, world.owner, 'followed', { access_grants: [{ principal_type: 'group', principal_id: team.id, permission: 'read' }] });
+    expect(await seen(world.stranger)).not.toContain('followed');
+    const members = (ids: string[], action: 'add' | 'remove') => world.api.post(`/api/v1/groups/id/${team.id}/users/${action}`, { user_ids: ids }, { token: world.admin.token });
+    expect((await members([world.stranger.id], 'add')).status).toBe(200);
+    expect(await seen(world.stranger)).toContain('followed');
+    expect((await members([world.stranger.id], 'remove')).status).toBe(200);
+    expect(await seen(world.stranger)).not.toContain('followed');
+
+    const share = (grants: unknown[]) => world.api.post(`/api/v1/prompts/id/${followed.id}/access/update`, { access_grants: grants }, { token: world.owner.token });
+    expect((await share([{ principal_type: 'user', principal_id: world.stranger.id, permission: 'write' }])).status).toBe(200);
+    expect(await seen(world.stranger)).toContain('followed');
+    expect((await share([])).status).toBe(200);
+    expect(await seen(world.stranger)).not.toContain('followed');
+    expect(await seen(world.owner)).toContain('followed');
+  });
+
   it('/list says who may write', async () => {
     const writeAccess = async (account: Account) => {
       const res = await world.api.get('/api/v1/prompts/list?query=shared', { token: account.token });
