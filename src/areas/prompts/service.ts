@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AccessGrant, type GrantSpec, RESOURCE_TYPES } from '../../core/access/grants.js';
+import { type AccessGrant, RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { AccessService, SharingRule } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import { InvalidatedCache, NOTICED_CACHE } from '../../core/cache.js';
@@ -111,23 +111,6 @@ export class PromptsService {
     if (form.name.trim() === '') throw badRequest(PROMPT_ERROR.EMPTY_NAME);
     const holder = await this.store().idOfCommand(form.command);
     if (holder && holder !== ownId) throw badRequest(PROMPT_ERROR.COMMAND_TAKEN);
-  }
-
-  /**
-   * The grants a form asks for, filtered by what the actor may give: `access_grants`
-   * when present (null entries skipped), else the legacy `access_control`; null
-   * when the form names neither (an update then keeps the grants).
-   */
-  private async grantsFrom(user: UserRecord, form: PromptForm): Promise<GrantSpec[] | null> {
-    if (form.access_grants !== undefined && form.access_grants !== null) {
-      return this.access.prepareGrants(
-        user,
-        form.access_grants.filter((grant) => grant !== null),
-        SHARING,
-      );
-    }
-    if ('access_control' in form) return this.access.prepareAccessControl(user, form.access_control, RESOURCE, SHARING);
-    return null;
   }
 
   /** A write that changes the command can lose a race for it: the reference's duplicate error, not a 500. */
@@ -254,7 +237,7 @@ export class PromptsService {
       isAdmin(user) || (await this.access.hasPermission(user, 'workspace.prompts')) || (await this.access.hasPermission(user, 'workspace.prompts_import'));
     if (!allowed) throw unauthorized(ERROR.UNAUTHORIZED);
     await this.checkNaming(form);
-    const grants = (await this.grantsFrom(user, form)) ?? [];
+    const grants = (await this.access.grantsOfForm(user, form, RESOURCE, SHARING)) ?? [];
     const now = this.core.clock.now();
     const prompt: PromptRecord = {
       id: randomUUID(),
@@ -309,7 +292,7 @@ export class PromptsService {
   async update(user: UserRecord, id: string, form: PromptForm): Promise<PromptView> {
     const prompt = await this.requireWritable(user, id);
     await this.checkNaming(form, id);
-    const grants = await this.grantsFrom(user, form);
+    const grants = await this.access.grantsOfForm(user, form, RESOURCE, SHARING);
     const changed =
       prompt.name !== form.name ||
       prompt.command !== form.command ||

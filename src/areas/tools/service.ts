@@ -1,4 +1,4 @@
-import { type AccessGrant, type GrantSpec, grantsToAccessControl } from '../../core/access/grants.js';
+import { type AccessGrant, grantsToAccessControl } from '../../core/access/grants.js';
 import type { AccessService, AccessSubject, SharingRule } from '../../core/access/service.js';
 import { type UserRecord, isAdmin, publicUser } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
@@ -117,23 +117,6 @@ export class ToolsService {
     const tool = await this.store().byId(id);
     if (!tool) throw new HttpError(missingStatus, ERROR.NOT_FOUND);
     return tool;
-  }
-
-  /**
-   * The grants a form asks for, filtered by what the actor may give: `access_grants`
-   * when present (null entries skipped), else the legacy `access_control`; null
-   * when the form names neither (an update then keeps the grants).
-   */
-  private async grantsFrom(user: UserRecord, form: ToolForm): Promise<GrantSpec[] | null> {
-    if (form.access_grants !== undefined) {
-      return this.access.prepareGrants(
-        user,
-        form.access_grants.filter((grant) => grant !== null),
-        SHARING,
-      );
-    }
-    if ('access_control' in form) return this.access.prepareAccessControl(user, form.access_control, RESOURCE, SHARING);
-    return null;
   }
 
   /** Loads the source in the plugin host; a source that does not load is the caller's 400 with the Python message. */
@@ -261,7 +244,7 @@ export class ToolsService {
     if (!IDENTIFIER.test(form.id)) throw badRequest(TOOL_ERROR.INVALID_ID);
     const id = form.id.toLowerCase();
     if (await this.store().exists(id)) throw badRequest(ERROR.ID_TAKEN);
-    const grants = (await this.grantsFrom(user, form)) ?? [];
+    const grants = (await this.access.grantsOfForm(user, form, RESOURCE, SHARING)) ?? [];
     const content = rewriteImports(form.content);
     const extraction = await this.extract(user, id, content);
     const now = this.core.clock.now();
@@ -311,7 +294,7 @@ export class ToolsService {
     const tool = await this.require(id, 401);
     if (!(await this.canWrite(user, tool))) throw unauthorized(ERROR.UNAUTHORIZED);
     if (form.content !== tool.content && !(await this.mayAuthor(user))) throw unauthorized(ERROR.UNAUTHORIZED);
-    const grants = await this.grantsFrom(user, form);
+    const grants = await this.access.grantsOfForm(user, form, RESOURCE, SHARING);
     const content = rewriteImports(form.content);
     const extraction = await this.extract(user, id, content);
     const now = this.core.clock.now();

@@ -253,6 +253,28 @@ export class AccessService {
     return this.allowedGrants(actor, parsed.grants, rule, db);
   }
 
+  /**
+   * The grants a resource form asks for, filtered by what the actor may give: `access_grants`
+   * when present (null entries skipped), else the legacy `access_control`; null when the form
+   * names neither (an update then keeps the grants).
+   */
+  async grantsOfForm(
+    actor: UserRecord,
+    form: { access_grants?: unknown[] | null; access_control?: unknown },
+    resourceType: string,
+    rule: SharingRule,
+  ): Promise<GrantSpec[] | null> {
+    if (form.access_grants !== undefined && form.access_grants !== null) {
+      return this.prepareGrants(
+        actor,
+        form.access_grants.filter((grant) => grant !== null),
+        rule,
+      );
+    }
+    if ('access_control' in form) return this.prepareAccessControl(actor, form.access_control, resourceType, rule);
+    return null;
+  }
+
   /** The same for a legacy `access_control` object (null = public read, {} = private). */
   async prepareAccessControl(actor: UserRecord, accessControl: unknown, resourceType: string, rule: SharingRule, db?: Db): Promise<GrantSpec[]> {
     const converted = accessControlToGrants(accessControl, resourceType);
