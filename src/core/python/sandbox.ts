@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -122,6 +122,11 @@ export class Sandbox {
     }
   }
 
+  /** DATA_DIR as given and as resolved (it may be reached through a symbolic link). */
+  private secrets(): string[] {
+    return this.secret.flatMap((secret) => (existsSync(secret) ? [secret, realpathSync(secret)] : [secret]));
+  }
+
   /** Whether a worker is alone in a PID namespace (it can then end every process of its call). */
   get pidNamespace(): boolean {
     return this.mode !== 'none';
@@ -204,8 +209,11 @@ export class Sandbox {
       ...unique(spec.writable).map((target) => ({ target, flag: '--bind' })),
     ]
       .filter(({ target }) => existsSync(target) && !SYSTEM_DIRS.some((system) => within(target, system)))
-      // Never a folder that holds (or is inside) DATA_DIR.
-      .filter(({ target }) => !this.secret.some((secret) => within(secret, target) || within(target, secret)))
+      // bwrap cannot follow a symbolic link to an absolute path in a source (a symlinked venv): bind
+      // what it points to, under the path the interpreter knows.
+      .map((bind) => ({ ...bind, source: realpathSync(bind.target) }))
+      // Never a folder that holds (or is inside) DATA_DIR, whatever path leads there.
+      .filter(({ target, source }) => !this.secrets().some((secret) => [target, source].some((own) => within(secret, own) || within(own, secret))))
       .sort((a, b) => a.target.length - b.target.length);
     const made = new Set<string>(['/', '/tmp']);
     const parents = (target: string) => {
@@ -218,10 +226,10 @@ export class Sandbox {
       }
     };
     const bound: string[] = [];
-    for (const { target, flag } of binds) {
+    for (const { target, source, flag } of binds) {
       if (flag === '--ro-bind' && bound.some((outer) => within(target, outer))) continue;
       parents(target);
-      args.push(flag, target, target);
+      args.push(flag, source, target);
       bound.push(target);
       made.add(target);
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,30 @@ describe.skipIf(isolation === 'none')('processes die with their call (needs bubb
     await disposeClosing(); // also fails when a worker outlives it
     expect(await calling).toMatchObject({ code: 'closed' });
     expect(await eventually(() => sleepers(marker).length === 0)).toBe(true);
+  });
+});
+
+describe.skipIf(isolation !== 'bwrap')('what bubblewrap binds (needs bubblewrap)', () => {
+  it('binds a symbolically linked folder through its target, and never one that leads into DATA_DIR', () => {
+    const base = mkdtempSync(path.join(tmpdir(), 'parley-binds-'));
+    const dataDir = path.join(base, 'data');
+    const venv = path.join(base, 'venv');
+    mkdirSync(dataDir);
+    mkdirSync(venv);
+    symlinkSync(venv, path.join(base, 'linked-venv'));
+    symlinkSync(dataDir, path.join(base, 'linked-data'));
+    const sandbox = Sandbox.detect({ mode: 'bwrap', secret: [dataDir] });
+    try {
+      const dir = sandbox.makeWorkDir();
+      const { args } = sandbox.wrap({ program: 'true', args: [], dir, readOnly: [path.join(base, 'linked-venv'), path.join(base, 'linked-data')], writable: [] });
+      const binds = args.flatMap((arg, i) => (arg === '--ro-bind' ? [`${args[i + 1]} -> ${args[i + 2]}`] : []));
+      expect(binds).toContain(`${venv} -> ${path.join(base, 'linked-venv')}`);
+      expect(binds.filter((bind) => bind.includes('data'))).toEqual([]);
+      sandbox.removeWorkDir(dir);
+    } finally {
+      sandbox.dispose();
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });
 
