@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
+import { WorkspaceListQuery } from '../../core/http/schema.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import {
@@ -11,7 +12,6 @@ import {
   ModelForm,
   ModelIdForm,
   ModelIdQuery,
-  ModelListQuery,
   ModelListResponse,
   ModelModel,
   ModelsImportForm,
@@ -33,7 +33,7 @@ async function modelsRoutes(app: App, ctx: AreaContext<{ models: ModelsService }
   const { auth } = ctx;
   const tags = ['models'];
 
-  app.get('/list', { onRequest: auth.verified, schema: { tags, querystring: ModelListQuery, response: { 200: ModelAccessListResponse } } }, (request) =>
+  app.get('/list', { onRequest: auth.verified, schema: { tags, querystring: WorkspaceListQuery, response: { 200: ModelAccessListResponse } } }, (request) =>
     models.list(request.user!, request.query),
   );
 

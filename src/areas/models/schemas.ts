@@ -62,16 +62,6 @@ export const SyncModelsForm = Type.Object({
 });
 export type SyncModelsForm = Static<typeof SyncModelsForm>;
 
-export const ModelListQuery = Type.Object({
-  query: Type.Optional(Type.String()),
-  view_option: Type.Optional(Type.String()),
-  tag: Type.Optional(Type.String()),
-  order_by: Type.Optional(Type.String()),
-  direction: Type.Optional(Type.String()),
-  page: Type.Optional(Type.Integer({ default: 1 })),
-});
-export type ModelListQuery = Static<typeof ModelListQuery>;
-
 export const TagQuery = Type.Object({ tag: Type.Optional(Type.String()) });
 
 const modelFields = {

@@ -4,6 +4,7 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import type { Db } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
+import type { WorkspaceListQuery } from '../../core/http/schema.js';
 import type { ProviderModels } from '../../core/upstream/catalog.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import type { UpstreamService } from '../../core/upstream/service.js';
@@ -12,7 +13,7 @@ import { profileImagePolicy, type ProfileImagePolicy } from '../users/settings.j
 import { baseModels, buildCatalog, type ListedModel } from './catalog.js';
 import { applyParamsOllama, applyParamsOpenAI, applySystemPrompt } from './params.js';
 import { type ModelImage, resolveModelImage } from './profile-image.js';
-import type { ModelAccessGrantsForm, ModelForm, ModelListQuery, SyncModelsForm } from './schemas.js';
+import type { ModelAccessGrantsForm, ModelForm, SyncModelsForm } from './schemas.js';
 import { ARENA_ENABLE, ARENA_MODELS, DEFAULT_METADATA_KEY, MODEL_ORDER_LIST_KEY } from './settings.js';
 import { type ModelRecord, ModelStore } from './store.js';
 
@@ -168,7 +169,7 @@ export class ModelsService {
   // ---- workspace routes -------------------------------------------------------
 
   /** `GET /api/v1/models/list`: presets the user may read, 30 per page, params hidden from read-only callers. */
-  async list(user: UserRecord, query: ModelListQuery) {
+  async list(user: UserRecord, query: WorkspaceListQuery) {
     const subject = await this.access.subjectOf(user);
     const page = Math.max(1, query.page ?? 1);
     const result = await this.store().search({

@@ -2,6 +2,7 @@ import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
 import type { ModelRow } from '../../core/db/tables.js';
+import type { WorkspaceSearch } from '../../core/db/workspace-search.js';
 
 /** A workspace model with its JSON columns decoded (the reference's ModelModel without grants). */
 export interface ModelRecord {
@@ -17,19 +18,6 @@ export interface ModelRecord {
 }
 
 export type ModelWrite = Pick<ModelRecord, 'base_model_id' | 'name' | 'params' | 'meta' | 'is_active'>;
-
-export interface ModelSearch {
-  query?: string;
-  viewOption?: string;
-  tag?: string;
-  orderBy?: string;
-  direction?: string;
-  /** The caller's access condition (owner or grant), from AccessService.accessFilter. */
-  access: Expression<SqlBool>;
-  userId: string;
-  offset: number;
-  limit: number;
-}
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -95,7 +83,7 @@ export class ModelStore {
   }
 
   /** One page of presets for the workspace list, and how many match in all. */
-  async search(search: ModelSearch): Promise<{ items: ModelRecord[]; total: number }> {
+  async search(search: WorkspaceSearch): Promise<{ items: ModelRecord[]; total: number }> {
     let query = this.db.selectFrom('model').leftJoin('user', 'user.id', 'model.user_id').where('model.base_model_id', 'is not', null).where(search.access);
     if (search.query) {
       const pattern = `%${search.query.toLowerCase()}%`;

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
+import { WorkspaceListQuery } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
 import {
   HistoryQuery,
@@ -10,7 +11,6 @@ import {
   PromptForm,
   PromptHistoryModel,
   PromptHistoryResponse,
-  PromptListQuery,
   PromptMetadataForm,
   PromptModel,
   PromptParams,
@@ -39,7 +39,7 @@ async function promptsRoutes(app: App, ctx: AreaContext<{ prompts: PromptsServic
     prompts.tags(request.user!),
   );
 
-  app.get('/list', { onRequest: auth.verified, schema: { tags, querystring: PromptListQuery, response: { 200: PromptAccessListResponse } } }, (request) =>
+  app.get('/list', { onRequest: auth.verified, schema: { tags, querystring: WorkspaceListQuery, response: { 200: PromptAccessListResponse } } }, (request) =>
     prompts.search(request.user!, request.query),
   );
 

@@ -33,16 +33,6 @@ export type PromptMetadataForm = Static<typeof PromptMetadataForm>;
 export const PromptVersionForm = Type.Object({ version_id: Type.String() });
 export const PromptAccessGrantsForm = Type.Object({ access_grants: Type.Array(JsonObject()) });
 
-export const PromptListQuery = Type.Object({
-  query: Type.Optional(Type.String()),
-  view_option: Type.Optional(Type.String()),
-  tag: Type.Optional(Type.String()),
-  order_by: Type.Optional(Type.String()),
-  direction: Type.Optional(Type.String()),
-  page: Type.Optional(Type.Integer({ default: 1 })),
-});
-export type PromptListQuery = Static<typeof PromptListQuery>;
-
 export const PromptParams = Type.Object({ id: Type.String() });
 export const PromptVersionParams = Type.Object({ id: Type.String(), history_id: Type.String() });
 export const HistoryQuery = Type.Object({ page: Type.Optional(Type.Integer({ minimum: 0, default: 0 })) });

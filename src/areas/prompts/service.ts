@@ -6,8 +6,9 @@ import { InvalidatedCache, NOTICED_CACHE } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
+import type { WorkspaceListQuery } from '../../core/http/schema.js';
 import type { UsersService } from '../users/service.js';
-import type { PromptForm, PromptListQuery, PromptMetadataForm } from './schemas.js';
+import type { PromptForm, PromptMetadataForm } from './schemas.js';
 import { PromptRenderings } from './renderings.js';
 import { type PromptRecord, PromptStore, type PromptVersion, type PromptWrite } from './store.js';
 
@@ -197,7 +198,7 @@ export class PromptsService {
   }
 
   /** `GET /list` (the workspace page): every readable prompt, active or not, 30 per page, with its owner and `write_access`. */
-  async search(user: UserRecord, query: PromptListQuery) {
+  async search(user: UserRecord, query: WorkspaceListQuery) {
     const subject = await this.access.subjectOf(user);
     const page = Math.max(1, query.page ?? 1);
     const result = await this.store().search({

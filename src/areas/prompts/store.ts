@@ -4,6 +4,7 @@ import { IDS_PER_QUERY, chunks } from '../../core/db/batches.js';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
 import type { PromptHistoryRow, PromptRow } from '../../core/db/tables.js';
+import type { WorkspaceSearch } from '../../core/db/workspace-search.js';
 
 type Json = Record<string, unknown>;
 
@@ -35,19 +36,6 @@ export interface PromptVersion {
   user_id: string;
   commit_message: string | null;
   created_at: number;
-}
-
-export interface PromptSearch {
-  query?: string;
-  viewOption?: string;
-  tag?: string;
-  orderBy?: string;
-  direction?: string;
-  /** The caller's read condition (owner or grant), from AccessService.accessFilter. */
-  access: Expression<SqlBool>;
-  userId: string;
-  offset: number;
-  limit: number;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -131,7 +119,7 @@ export class PromptStore {
   }
 
   /** One page of the workspace list (active or not), and how many match in all. */
-  async search(search: PromptSearch): Promise<{ items: PromptRecord[]; total: number }> {
+  async search(search: WorkspaceSearch): Promise<{ items: PromptRecord[]; total: number }> {
     let query = this.db.selectFrom('prompt').leftJoin('user', 'user.id', 'prompt.user_id').where(search.access);
     if (search.query) {
       const pattern = `%${likeLiteral(search.query.toLowerCase())}%`;

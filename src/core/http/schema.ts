@@ -1,4 +1,4 @@
-import { type TSchema, Type, type TObject, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { type Static, type TSchema, Type, type TObject, type TProperties, type ObjectOptions } from '@sinclair/typebox';
 
 /** `T | None` in the reference's pydantic models. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -20,3 +20,14 @@ export const StatusResponse = Type.Object({ status: Type.Boolean() });
 
 /** Path parameter `{id}`. */
 export const IdParams = Type.Object({ id: Type.String() });
+
+/** The query of a workspace page (`GET …/list` of models, prompts): search text, view, tag, order, page. */
+export const WorkspaceListQuery = Type.Object({
+  query: Type.Optional(Type.String()),
+  view_option: Type.Optional(Type.String()),
+  tag: Type.Optional(Type.String()),
+  order_by: Type.Optional(Type.String()),
+  direction: Type.Optional(Type.String()),
+  page: Type.Optional(Type.Integer({ default: 1 })),
+});
+export type WorkspaceListQuery = Static<typeof WorkspaceListQuery>;
