@@ -4,6 +4,7 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import type { Db } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
+import { workspaceSearch } from '../../core/db/workspace-search.js';
 import type { WorkspaceListQuery } from '../../core/http/schema.js';
 import type { ProviderModels } from '../../core/upstream/catalog.js';
 import type { CallContext } from '../../core/upstream/headers.js';
@@ -39,7 +40,6 @@ export const MODEL_ERROR = {
 } as const;
 
 const SHARING: SharingRule = { publicPermission: 'sharing.public_models' };
-const PAGE_SIZE = 30;
 const RESOURCE = 'model';
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -171,18 +171,7 @@ export class ModelsService {
   /** `GET /api/v1/models/list`: presets the user may read, 30 per page, params hidden from read-only callers. */
   async list(user: UserRecord, query: WorkspaceListQuery) {
     const subject = await this.access.subjectOf(user);
-    const page = Math.max(1, query.page ?? 1);
-    const result = await this.store().search({
-      query: query.query,
-      viewOption: query.view_option,
-      tag: query.tag,
-      orderBy: query.order_by,
-      direction: query.direction,
-      access: this.access.accessFilter(subject, RESOURCE, 'read', { id: 'model.id', owner: 'model.user_id' }),
-      userId: user.id,
-      offset: (page - 1) * PAGE_SIZE,
-      limit: PAGE_SIZE,
-    });
+    const result = await this.store().search(workspaceSearch(query, this.access.accessFilter(subject, RESOURCE, 'read', { id: 'model.id', owner: 'model.user_id' }), user.id));
     const views = await this.views(result.items);
     const owners = await this.owners(result.items);
     const writable = await this.access.accessibleIds({ ...subject, bypass: false }, RESOURCE, 'write', views.map((v) => v.id));

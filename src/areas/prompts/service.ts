@@ -6,6 +6,7 @@ import { InvalidatedCache, NOTICED_CACHE } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
+import { workspaceSearch } from '../../core/db/workspace-search.js';
 import type { WorkspaceListQuery } from '../../core/http/schema.js';
 import type { UsersService } from '../users/service.js';
 import type { PromptForm, PromptMetadataForm } from './schemas.js';
@@ -24,8 +25,6 @@ export const PROMPT_ERROR = {
 const RESOURCE = RESOURCE_TYPES.prompt;
 const SHARING: SharingRule = { publicPermission: 'sharing.public_prompts' };
 const [OPEN_LIST, COMMA, CLOSE_LIST, CLOSE_ENTRY, NO_GRANTS] = ['[', ',', ']', '}', '[]'].map((text) => Buffer.from(text));
-/** Workspace list page size (routers/prompts.py PAGE_ITEM_COUNT). */
-const PAGE_SIZE = 30;
 /** History page size (routers/prompts.py get_prompt_history). */
 const HISTORY_PAGE_SIZE = 20;
 
@@ -200,18 +199,7 @@ export class PromptsService {
   /** `GET /list` (the workspace page): every readable prompt, active or not, 30 per page, with its owner and `write_access`. */
   async search(user: UserRecord, query: WorkspaceListQuery) {
     const subject = await this.access.subjectOf(user);
-    const page = Math.max(1, query.page ?? 1);
-    const result = await this.store().search({
-      query: query.query,
-      viewOption: query.view_option,
-      tag: query.tag,
-      orderBy: query.order_by,
-      direction: query.direction,
-      access: this.access.accessFilter(subject, RESOURCE, 'read', { id: 'prompt.id', owner: 'prompt.user_id' }),
-      userId: user.id,
-      offset: (page - 1) * PAGE_SIZE,
-      limit: PAGE_SIZE,
-    });
+    const result = await this.store().search(workspaceSearch(query, this.access.accessFilter(subject, RESOURCE, 'read', { id: 'prompt.id', owner: 'prompt.user_id' }), user.id));
     const [views, owners, writable] = await Promise.all([
       this.views(result.items),
       this.usersById(result.items.map((p) => p.user_id)),
