@@ -2,8 +2,11 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestDatabase, dropTestDatabase } from './server.js';
 
 /**
  * Parley as a separate process, for tests that kill it with SIGKILL or run what
@@ -24,6 +27,27 @@ export async function buildParleyOnce(): Promise<{ dir: string; remove(): void }
   }).catch(() => undefined);
   if (!existsSync(path.join(dir, 'main.js'))) throw new Error(`build into ${dir} produced no main.js`);
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * For a describe block whose tests start and kill Parley processes on one store: a build, a data
+ * folder and a fresh database (on PostgreSQL runs), made before the tests and removed after them.
+ */
+export function useBuiltServerStore(prefix: string): { entry: string; dataDir: string; databaseUrl: string | null } {
+  const store = { entry: '', dataDir: '', databaseUrl: null as string | null };
+  let build: { dir: string; remove(): void } | undefined;
+  beforeAll(async () => {
+    build = await buildParleyOnce();
+    store.entry = path.join(build.dir, 'main.js');
+    store.dataDir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+    store.databaseUrl = await createTestDatabase();
+  }, 180_000);
+  afterAll(async () => {
+    build?.remove();
+    await dropTestDatabase(store.databaseUrl);
+    if (store.dataDir) rmSync(store.dataDir, { recursive: true, force: true });
+  });
+  return store;
 }
 
 /** The bundle `npm start` runs (scripts/bundle.mjs), in a fresh folder or again into `dir`. */

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, createTestDatabase, dropTestDatabase, type TestServer } from '../../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient, type TestServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
-import { buildParleyOnce, ChildServer } from '../../helpers/child-server.js';
+import { ChildServer, useBuiltServerStore } from '../../helpers/child-server.js';
 import { eventually, Receiver } from './receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -15,31 +12,19 @@ const createdSubjects = (receiver: Receiver) =>
   new Set(receiver.received.filter((r) => r.json?.data?.action === 'created').map((r) => r.json.subject.id as string));
 
 describe('a server killed with SIGKILL', () => {
-  let build: { dir: string; remove(): void };
-  let dataDir: string;
-  let databaseUrl: string | null;
-  beforeAll(async () => {
-    build = await buildParleyOnce();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'parley-crash-'));
-    databaseUrl = await createTestDatabase();
-  }, 180_000);
-  afterAll(async () => {
-    build?.remove();
-    await dropTestDatabase(databaseUrl);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const store = useBuiltServerStore('parley-crash');
 
   it('loses no delivery: after the restart every event it accepted arrives', { timeout: 90_000 }, async () => {
     const receiver = await Receiver.start(() => ({ status: 200, delayMs: 100 }));
     const env = {
-      DATA_DIR: dataDir,
+      DATA_DIR: store.dataDir,
       WEBUI_SECRET_KEY: 'crash-test-key',
       EVENT_WEBHOOK_ALLOW_LOCAL: 'true',
       INSTANCE_ID: 'crash-test',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     };
     // A slow receiver with few slots first, so that deliveries fall behind the requests.
-    let child = await ChildServer.start(path.join(build.dir, 'main.js'), { ...env, EVENT_WEBHOOK_CONCURRENCY: '2' });
+    let child = await ChildServer.start(store.entry, { ...env, EVENT_WEBHOOK_CONCURRENCY: '2' });
     try {
       const api = new ApiClient(child.url);
       const admin = await signup(api, 'Crash Admin');
@@ -72,7 +57,7 @@ describe('a server killed with SIGKILL', () => {
       const beforeRestart = createdSubjects(receiver);
       expect(accepted.filter((id) => !beforeRestart.has(id)).length, 'deliveries outstanding at the kill').toBeGreaterThan(0);
 
-      child = await ChildServer.start(path.join(build.dir, 'main.js'), env);
+      child = await ChildServer.start(store.entry, env);
       await receiver.waitFor(() => accepted.every((id) => createdSubjects(receiver).has(id)), 30_000);
       expect(await child.stop()).toBe(0);
       // The restart and the clean stop announced themselves; the stop's events went out before the process ended.

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { FormData, fetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildParleyOnce, ChildServer } from '../../helpers/child-server.js';
+import { describe, expect, it } from 'vitest';
+import { ChildServer, useBuiltServerStore } from '../../helpers/child-server.js';
 import { makePdf } from '../../helpers/documents.js';
-import { ApiClient, createTestDatabase, dropTestDatabase } from '../../helpers/server.js';
+import { ApiClient } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -34,29 +32,17 @@ async function jobs(dataDir: string, databaseUrl: string | null): Promise<{ stat
 
 /** The extraction queue across a real SIGKILL: the job the dead process held is done by the next one. */
 describe('a server killed with SIGKILL while extracting', () => {
-  let build: { dir: string; remove(): void };
-  let dataDir: string;
-  let databaseUrl: string | null;
-  beforeAll(async () => {
-    build = await buildParleyOnce();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'parley-files-crash-'));
-    databaseUrl = await createTestDatabase();
-  }, 180_000);
-  afterAll(async () => {
-    build?.remove();
-    await dropTestDatabase(databaseUrl);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const store = useBuiltServerStore('parley-files-crash');
 
   it('takes the interrupted job up again once its lease runs out', { timeout: 120_000 }, async () => {
     const env = {
-      DATA_DIR: dataDir,
+      DATA_DIR: store.dataDir,
       WEBUI_SECRET_KEY: 'files-crash-key',
       CONTENT_EXTRACTION_LEASE_SECONDS: '2',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
     };
     const pages = 6_000;
-    let child = await ChildServer.start(path.join(build.dir, 'main.js'), env);
+    let child = await ChildServer.start(store.entry, env);
     try {
       const admin = await signup(new ApiClient(child.url), 'Crash Files Admin');
       const form = new FormData();
@@ -68,9 +54,9 @@ describe('a server killed with SIGKILL while extracting', () => {
       await sleep(300);
       await child.kill();
       // Killed in the middle: the job is claimed, never finished.
-      expect(await jobs(dataDir, databaseUrl)).toEqual([{ status: 'running', attempts: 1 }]);
+      expect(await jobs(store.dataDir, store.databaseUrl)).toEqual([{ status: 'running', attempts: 1 }]);
 
-      child = await ChildServer.start(path.join(build.dir, 'main.js'), env);
+      child = await ChildServer.start(store.entry, env);
       const api = new ApiClient(child.url);
       const status = () => api.get(`/api/v1/files/${id}/process/status`, { token: admin.token });
       // The dead process never finished it.
@@ -81,7 +67,7 @@ describe('a server killed with SIGKILL while extracting', () => {
       const content = (await api.get(`/api/v1/files/${id}/data/content`, { token: admin.token })).body.content as string;
       expect(content.startsWith('Page number 0\n\nPage number 1\n\n')).toBe(true);
       expect(content.endsWith(`Page number ${pages - 1}`)).toBe(true);
-      expect(await jobs(dataDir, databaseUrl)).toEqual([]);
+      expect(await jobs(store.dataDir, store.databaseUrl)).toEqual([]);
     } finally {
       await child.kill().catch(() => undefined);
     }
