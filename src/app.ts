@@ -58,6 +58,9 @@ import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
 import { promptsArea } from './areas/prompts/routes.js';
 import { PromptsService } from './areas/prompts/service.js';
+import { notesArea } from './areas/notes/routes.js';
+import { NotesService } from './areas/notes/service.js';
+import { NoteCollaboration } from './areas/notes/collaboration.js';
 import { FILE_MAX_SIZE } from './areas/system/settings.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
@@ -83,6 +86,7 @@ export interface Services {
   pipeline: ChatPipeline;
   files: FilesService;
   prompts: PromptsService;
+  notes: NotesService;
 }
 
 export interface Parley {
@@ -168,6 +172,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models);
   const prompts = new PromptsService(core, access, users);
+  const notes = new NotesService(core, access, users);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -177,7 +182,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline };
+  const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, realtime, tasks, pipeline };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -193,6 +199,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await events.start();
   await registry.start();
   files.start();
+  await notes.saveUnsavedDocuments();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.sessionUser(id),
@@ -236,6 +243,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     foldersArea,
     filesArea,
     promptsArea,
+    notesArea,
     completionsArea,
     runningTasksArea,
     tasksArea,
@@ -253,6 +261,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       // Running answers are stopped (and saved) while their sockets and database are still there.
       await registry.close();
       await realtime.close();
+      await noteCollaboration.close();
       await app.close();
       await files.close();
       await upstream.close();

@@ -270,6 +270,30 @@ export interface PromptHistoryTable {
   created_at: number;
 }
 
+export interface NoteTable {
+  id: string;
+  user_id: string;
+  title: string;
+  data: JsonText;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PinnedNoteTable {
+  user_id: string;
+  note_id: string;
+  created_at: number;
+}
+
+/** One stored Yjs update of a note's collaborative document (base64). */
+export interface NoteDocumentUpdateTable {
+  id: string;
+  note_id: string;
+  update: string;
+  created_at: number;
+}
+
 export interface FileTable {
   id: string;
   user_id: string;
@@ -317,6 +341,9 @@ export interface Database {
   prompt: PromptTable;
   prompt_history: PromptHistoryTable;
   file_job: FileJobTable;
+  note: NoteTable;
+  pinned_note: PinnedNoteTable;
+  note_document_update: NoteDocumentUpdateTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -335,3 +362,4 @@ export type ToolRow = Selectable<ToolTable>;
 export type FileRow = Selectable<FileTable>;
 export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
+export type NoteRow = Selectable<NoteTable>;

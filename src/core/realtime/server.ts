@@ -26,6 +26,15 @@ export interface RealtimeClient {
   /** The verified user of the handshake or of a later `user-join`; null while anonymous. */
   user: RealtimeUser | null;
   join(room: string): void;
+  leave(room: string): void;
+  /** Whether this socket is in the room (rooms it joined on this instance). */
+  inRoom(room: string): boolean;
+  /** The rooms this socket is in on this instance. */
+  rooms(): string[];
+  /** Sends to this socket only. */
+  emit(event: string, payload: unknown): void;
+  /** Sends to every other socket in the room, on every instance (socket.io's `skip_sid`). */
+  broadcast(room: string, event: string, payload: unknown): void;
 }
 
 export type ClientEventHandler = (client: RealtimeClient, data: Record<string, unknown>) => unknown;
@@ -47,6 +56,7 @@ export class Realtime {
   private io: Server | null = null;
   private redis: { pub: Redis; sub: Redis } | null = null;
   private readonly handlers = new Map<string, ClientEventHandler>();
+  private readonly disconnectHandlers: ((client: RealtimeClient) => void)[] = [];
   /** Model id → socket id → last `usage` report (ms): the models this instance's clients are waiting on. */
   private readonly usage = new Map<string, Map<string, number>>();
 
@@ -67,6 +77,11 @@ export class Realtime {
   /** Registers what a client event does (areas add theirs: `events:chat`, ...). The handler's result is the ack. */
   on(event: string, handler: ClientEventHandler): void {
     this.handlers.set(event, handler);
+  }
+
+  /** Registers what happens when a socket goes away (its rooms are still listed on the client). */
+  onDisconnect(handler: (client: RealtimeClient) => void): void {
+    this.disconnectHandlers.push(handler);
   }
 
   /** Starts serving on the HTTP server's upgrade path. */
@@ -113,6 +128,11 @@ export class Realtime {
       sessionId: socket.id,
       user: (socket.data.user as RealtimeUser | undefined) ?? null,
       join: (room) => void socket.join(room),
+      leave: (room) => void socket.leave(room),
+      inRoom: (room) => socket.rooms.has(room),
+      rooms: () => [...socket.rooms],
+      emit: (event, payload) => void socket.emit(event, payload),
+      broadcast: (room, event, payload) => void socket.to(room).emit(event, payload),
     };
   }
 
@@ -133,6 +153,10 @@ export class Realtime {
           ack?.(null);
         },
       );
+    });
+    socket.on('disconnecting', () => {
+      const client = this.client(socket);
+      for (const handler of this.disconnectHandlers) handler(client);
     });
     socket.on('disconnect', () => {
       for (const [model, sessions] of this.usage) {
@@ -184,6 +208,12 @@ export class Realtime {
 
   emitToRoom(room: string, event: string, payload: unknown): void {
     this.io?.to(room).emit(event, payload);
+  }
+
+  /** The ids of the sockets in a room, on every instance. */
+  async socketsIn(room: string): Promise<string[]> {
+    if (!this.io) return [];
+    return (await this.io.in(room).fetchSockets()).map((socket) => socket.id);
   }
 
   /** The user a socket (on any instance) is signed in as; null when it is gone or anonymous. */
