@@ -60,7 +60,7 @@ describe('app-level system routes', () => {
         enable_api_keys: false,
         enable_folders: true,
         enable_channels: false,
-        enable_notes: false,
+        enable_notes: true,
         enable_direct_connections: false,
         enable_code_execution: true,
         enable_version_update_check: true,
