@@ -61,7 +61,9 @@ import { PromptsService } from './areas/prompts/service.js';
 import { notesArea } from './areas/notes/routes.js';
 import { NotesService } from './areas/notes/service.js';
 import { NoteCollaboration } from './areas/notes/collaboration.js';
-import { FILE_MAX_SIZE } from './areas/system/settings.js';
+import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
+import { buildRetrieval } from './core/retrieval/build.js';
+import type { RetrievalService } from './core/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -87,6 +89,7 @@ export interface Services {
   files: FilesService;
   prompts: PromptsService;
   notes: NotesService;
+  retrieval: RetrievalService;
 }
 
 export interface Parley {
@@ -160,6 +163,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
+  const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
   const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
@@ -183,7 +187,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, realtime, tasks, pipeline };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, realtime, tasks, pipeline, retrieval };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -264,6 +268,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await noteCollaboration.close();
       await app.close();
       await files.close();
+      await retrieval.close();
       await upstream.close();
       await events.stop();
       await tools.close();
