@@ -61,6 +61,8 @@ import { PromptsService } from './areas/prompts/service.js';
 import { notesArea } from './areas/notes/routes.js';
 import { NotesService } from './areas/notes/service.js';
 import { NoteCollaboration } from './areas/notes/collaboration.js';
+import { memoriesArea } from './areas/memories/routes.js';
+import { MemoriesService } from './areas/memories/service.js';
 import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
 import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
@@ -89,6 +91,7 @@ export interface Services {
   files: FilesService;
   prompts: PromptsService;
   notes: NotesService;
+  memories: MemoriesService;
   retrieval: RetrievalService;
 }
 
@@ -177,6 +180,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const files = new FilesService(core, access, users, models);
   const prompts = new PromptsService(core, access, users);
   const notes = new NotesService(core, access, users);
+  const memories = new MemoriesService(core, access, retrieval);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -184,10 +188,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
-  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
+  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime, memories });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, realtime, tasks, pipeline, retrieval };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -248,6 +252,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     filesArea,
     promptsArea,
     notesArea,
+    memoriesArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

@@ -17,6 +17,7 @@ import type { TasksService } from '../tasks/service.js';
 import type { ToolsService } from '../tools/service.js';
 import { isSavedChatId, temporarySessionId } from '../chats/ids.js';
 import { MessageEvents } from './events.js';
+import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
@@ -101,6 +102,7 @@ export class ChatPipeline {
       tools: ToolsService;
       tasks: TasksService;
       realtime: Realtime;
+      memories: MemoryRecall;
     },
   ) {}
 
@@ -137,7 +139,7 @@ export class ChatPipeline {
       userMessageId: text(userMessage?.id),
       isNewChat,
       background: isObject(form.background_tasks) ? form.background_tasks : null,
-      messages: await this.conversation(form, chatId, text(userMessage?.id)),
+      messages: await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id))),
       params,
       stream,
       includeUsage: isObject(form.stream_options) && form.stream_options.include_usage === true,
@@ -148,6 +150,12 @@ export class ChatPipeline {
     };
     if (job.sessionId && chatId) return this.startTasks(job, targets);
     return this.answer(job, targets[0]);
+  }
+
+  /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
+  private async withMemories(user: UserRecord, form: Json, model: Json, messages: Message[]): Promise<Message[]> {
+    const context = await memoryContext(this.deps.memories, this.core.settings, user, form, model, messages);
+    return context ? withSystemText(withoutMemoryContext(messages), context) : messages;
   }
 
   // ---- the model -----------------------------------------------------------------

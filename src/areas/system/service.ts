@@ -85,7 +85,6 @@ const UNSERVED_FEATURES = [
   'enable_message_rating', // /api/v1/evaluations
   'enable_user_webhooks', // the answer notification to the user's webhook
   'enable_admin_analytics', // /api/v1/analytics
-  'enable_memories', // /api/v1/memories
 ] as const;
 
 /**

@@ -294,6 +294,17 @@ export interface NoteDocumentUpdateTable {
   created_at: number;
 }
 
+export interface MemoryTable {
+  id: string;
+  user_id: string;
+  type: string;
+  path: string | null;
+  content: string;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface FileTable {
   id: string;
   user_id: string;
@@ -364,6 +375,7 @@ export interface Database {
   note: NoteTable;
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
+  memory: MemoryTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -383,3 +395,4 @@ export type FileRow = Selectable<FileTable>;
 export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
 export type NoteRow = Selectable<NoteTable>;
+export type MemoryRow = Selectable<MemoryTable>;

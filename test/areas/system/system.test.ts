@@ -64,7 +64,7 @@ describe('app-level system routes', () => {
         enable_direct_connections: false,
         enable_code_execution: true,
         enable_version_update_check: true,
-        enable_memories: false,
+        enable_memories: true,
       });
       expect(typeof res.body.default_prompt_suggestions.length).toBe('number');
       expect(res.body.default_models).toBeNull();

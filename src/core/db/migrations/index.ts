@@ -10,6 +10,7 @@ import * as prompts from './0008_prompts.js';
 import * as fileJobs from './0009_file_jobs.js';
 import * as retrieval from './0010_retrieval.js';
 import * as notes from './0012_notes.js';
+import * as memories from './0013_memories.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009_file_jobs': fileJobs,
   '0010_retrieval': retrieval,
   '0012_notes': notes,
+  '0013_memories': memories,
 };
 
 export const migrationProvider: MigrationProvider = {
