@@ -179,7 +179,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models);
   const prompts = new PromptsService(core, access, users);
-  const notes = new NotesService(core, access, users);
+  const notes = new NotesService(core, access, users, chats);
   const memories = new MemoriesService(core, access, retrieval);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();

@@ -496,6 +496,23 @@ export class ChatsService implements FolderChats {
     return toChatResponse(chat);
   }
 
+  /**
+   * A chat the server keeps for another feature (`meta.internal`: never listed), such as a
+   * note's chats; `meta` says what it belongs to. `chat.id` is the chat's id.
+   */
+  async createInternal(user: UserRecord, chat: Json & { id: string }, meta: Json): Promise<ChatResponse> {
+    const record = this.newRecord(user.id, chat, { id: chat.id, meta: { ...meta, internal: true }, last_read_at: this.core.clock.now() });
+    await this.core.db.transaction().execute((trx) => this.insertChats(trx, [record], [[]]));
+    return toChatResponse(record);
+  }
+
+  /** The user's internal chats whose meta holds every value of `match`, latest change first. */
+  async internalChats(userId: string, match: Json): Promise<ChatResponse[]> {
+    const ids = (await this.store().internalOf(userId)).filter((chat) => Object.entries(match).every(([key, value]) => chat.meta[key] === value)).map((chat) => chat.id);
+    const records = (await Promise.all(ids.map((id) => this.store().byId(id)))).filter((chat): chat is ChatRecord => chat !== null);
+    return records.sort((a, b) => b.updated_at - a.updated_at || b.created_at - a.created_at).map((chat) => toChatResponse(chat));
+  }
+
   /** Builds imported chats: folders that are not the user's are dropped, tags become tag rows. */
   private async importRecords(user: UserRecord, forms: ChatImportForm[]): Promise<{ chats: ChatRecord[]; tags: { id: string; name: string }[][] }> {
     const own = await this.folders.ownIds(user.id, forms.flatMap((f) => (f.folder_id ? [f.folder_id] : [])));

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
+import { ChatResponse } from '../chats/schemas.js';
 import {
   NoteAccessGrantsForm,
   NoteForm,
@@ -47,6 +48,14 @@ async function notesRoutes(app: App, ctx: AreaContext<{ notes: NotesService }>):
   );
 
   app.post('/:id/pin', { onRequest: auth.verified, schema: { ...byId, response: { 200: NoteModel } } }, (request) => notes.togglePin(request.user!, request.params.id));
+
+  app.get('/:id/chat', { onRequest: auth.verified, schema: { ...byId, response: { 200: ChatResponse } } }, (request) => notes.chat(request.user!, request.params.id));
+
+  app.get('/:id/chats', { onRequest: auth.verified, schema: { ...byId, response: { 200: Type.Array(ChatResponse) } } }, (request) =>
+    notes.chatsOf(request.user!, request.params.id),
+  );
+
+  app.post('/:id/chat', { onRequest: auth.verified, schema: { ...byId, response: { 200: ChatResponse } } }, (request) => notes.newChat(request.user!, request.params.id));
 
   app.delete('/:id/delete', { onRequest: auth.verified, schema: { ...byId, response: { 200: Type.Boolean() } } }, (request) =>
     notes.delete(request.user!, request.params.id),

@@ -6,6 +6,8 @@ import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import type { Db } from '../../core/db/database.js';
 import { ERROR, forbidden, notFound, unauthorized } from '../../core/http/errors.js';
+import type { ChatResponse } from '../chats/schemas.js';
+import type { ChatsService } from '../chats/service.js';
 import type { UsersService } from '../users/service.js';
 import { renderNoteDocument } from './rendering.js';
 import type { NoteForm, NoteSearchQuery } from './schemas.js';
@@ -43,6 +45,21 @@ function itemData(data: Json | null): Json | null {
   return { content: { md: [...md].slice(0, ITEM_MARKDOWN_LENGTH).join('') } };
 }
 
+/** What marks a chat as one of a note's (0.11.0 stores the link in the hidden chat's meta). */
+const noteChatMeta = (noteId: string) => ({ type: 'note', note_id: noteId });
+
+/** The system prompt of a note's chat (routers/notes.py, 0.11.0). */
+const noteChatSystem = (noteId: string) =>
+  `You are chatting with note ${noteId}. Use view_note with this note id to read the current note. ` +
+  'For edits, use replace_note_content for whole-note changes or replace_note_text for targeted exact text replacement.';
+
+/** A note's chat as answered: its system prompt the current one, without a stale `params.note_id` (_normalize_note_chat_payload). */
+function withNoteSystem(chat: ChatResponse, noteId: string): ChatResponse {
+  const content = isObject(chat.chat) ? chat.chat : {};
+  const { note_id: _noteId, ...params } = isObject(content.params) ? content.params : {};
+  return { ...chat, chat: { ...content, params: { ...params, system: noteChatSystem(noteId) } } };
+}
+
 /** A document from stored updates, one at a time: an update that does not apply is skipped, never the whole document. */
 function documentOf(updates: { update: Uint8Array }[]): Y.Doc {
   const doc = new Y.Doc();
@@ -66,6 +83,7 @@ export class NotesService {
     private readonly core: Core,
     private readonly access: AccessService,
     private readonly users: UsersService,
+    private readonly chats: ChatsService,
   ) {}
 
   private store(db: Db = this.core.db): NoteStore {
@@ -278,6 +296,38 @@ export class NotesService {
       }
       return true;
     });
+  }
+
+  // ---- the note's chats (0.11.0) --------------------------------------------------
+
+  /** `GET /{id}/chat`: the caller's latest chat about the note, started when there is none. */
+  async chat(user: UserRecord, id: string): Promise<ChatResponse> {
+    const note = await this.requireNote(user, id, 'read');
+    const [latest] = await this.chats.internalChats(user.id, noteChatMeta(note.id));
+    return latest ? withNoteSystem(latest, note.id) : this.startChat(user, note);
+  }
+
+  /** `GET /{id}/chats`: the caller's chats about the note, latest change first. */
+  async chatsOf(user: UserRecord, id: string): Promise<ChatResponse[]> {
+    const note = await this.requireNote(user, id, 'read');
+    return (await this.chats.internalChats(user.id, noteChatMeta(note.id))).map((chat) => withNoteSystem(chat, note.id));
+  }
+
+  /** `POST /{id}/chat`: a new chat about the note (readers too: the chat is the caller's). */
+  async newChat(user: UserRecord, id: string): Promise<ChatResponse> {
+    return this.startChat(user, await this.requireNote(user, id, 'read'));
+  }
+
+  /** A hidden chat of the caller linked to the note, its system prompt pointing the model at the note's tools. */
+  private async startChat(user: UserRecord, note: NoteRecord): Promise<ChatResponse> {
+    const id = randomUUID();
+    const chat = await this.chats.createInternal(
+      user,
+      { id, title: 'Chat', models: [''], params: { system: noteChatSystem(note.id) }, history: { messages: {}, currentId: null }, messages: [], tags: [] },
+      noteChatMeta(note.id),
+    );
+    await this.core.events.publish({ event: 'note.chat_linked', actor: user, subjectId: note.id, subjectType: 'note', data: { chat_id: chat.id } });
+    return chat;
   }
 
   // ---- the collaborative document ------------------------------------------------

@@ -127,6 +127,25 @@ describe('records', () => {
     expect((await world.api.get(`/api/v1/notes/${note.id}`, { token: world.owner.token })).status).toBe(404);
   });
 
+  it("keeps each user's hidden chats about a note (0.11.0), out of the chat list", async () => {
+    const first = await world.api.get(`/api/v1/notes/${shared.id}/chat`, { token: world.reader.token });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ user_id: world.reader.id, title: 'Chat', meta: { internal: true, type: 'note', note_id: shared.id } });
+    expect(first.body.chat.params.system).toContain(`You are chatting with note ${shared.id}.`);
+    expect(first.body.chat.id).toBe(first.body.id);
+    expect(world.takeEvents().map((e) => [e.event, e.data])).toEqual([['note.chat_linked', { chat_id: first.body.id }]]);
+    // The latest chat is reused; POST starts another.
+    expect((await world.api.get(`/api/v1/notes/${shared.id}/chat`, { token: world.reader.token })).body.id).toBe(first.body.id);
+    const second = await world.api.post(`/api/v1/notes/${shared.id}/chat`, {}, { token: world.reader.token });
+    expect(second.status, second.text).toBe(200);
+    const listed = await world.api.get(`/api/v1/notes/${shared.id}/chats`, { token: world.reader.token });
+    expect(listed.body.map((c: any) => c.id).sort()).toEqual([first.body.id, second.body.id].sort());
+    expect((await world.api.get(`/api/v1/notes/${shared.id}/chats`, { token: world.owner.token })).body).toEqual([]);
+    expect((await world.api.get('/api/v1/chats/', { token: world.reader.token })).body).toEqual([]);
+    expect((await world.api.get(`/api/v1/notes/${shared.id}/chat`, { token: world.stranger.token })).status).toBe(403);
+    expect((await world.api.post(`/api/v1/notes/${shared.id}/chat`, {}, { token: world.stranger.token })).status).toBe(403);
+  });
+
   it('advertises notes in the frontend config', async () => {
     const config = await world.api.get('/api/config', { token: world.owner.token });
     expect(config.body.features.enable_notes).toBe(true);
