@@ -1,7 +1,9 @@
 import authsSession from './auths-session.js';
 import chatsList from './chats-list.js';
 import firstChunk from './first-chunk.js';
+import memoriesQuery from './memories-query.js';
 import modelsList from './models-list.js';
+import notesFanout from './notes-fanout.js';
 import promptsList from './prompts-list.js';
 import socketChats from './socket-chats.js';
 import streams from './streams.js';
@@ -25,4 +27,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, toolCall];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall];

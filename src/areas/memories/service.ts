@@ -233,7 +233,7 @@ export class MemoriesService {
   /** `POST /query`: the user's memories ranked by relevance to the text, best first (at most `k`, default 1). */
   async query(user: UserRecord, content: string, k = 1): Promise<MemoryQueryResult> {
     await this.requireFeature(user);
-    if ((await this.store().ofUser(user.id)).length === 0) throw notFound(MEMORY_ERROR.NONE_FOUND);
+    if (!(await this.store().hasAny(user.id))) throw notFound(MEMORY_ERROR.NONE_FOUND);
     const chunks = await this.retrieval.query([memoryCollection(user.id)], [content], { k });
     return {
       ids: [chunks.map((c) => String(c.metadata.file_id))],

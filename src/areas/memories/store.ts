@@ -39,6 +39,10 @@ export class MemoryStore {
     return (await this.db.selectFrom('memory').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute()).map(toRecord);
   }
 
+  async hasAny(userId: string): Promise<boolean> {
+    return (await this.db.selectFrom('memory').select('id').where('user_id', '=', userId).limit(1).executeTakeFirst()) !== undefined;
+  }
+
   async byId(userId: string, id: string): Promise<MemoryRecord | null> {
     const row = await this.db.selectFrom('memory').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
     return row ? toRecord(row) : null;
