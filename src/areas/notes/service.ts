@@ -86,6 +86,9 @@ export class NotesService {
     private readonly chats: ChatsService,
   ) {}
 
+  /** Told every note saved through the HTTP routes. */
+  private readonly updateListeners: ((note: NoteView) => void)[] = [];
+
   private store(db: Db = this.core.db): NoteStore {
     return new NoteStore(db);
   }
@@ -238,8 +241,7 @@ export class NotesService {
     const fields: NoteWrite = { title: form.title };
     if (form.data) fields.data = { ...note.data, ...form.data };
     if (form.meta) fields.meta = { ...note.meta, ...form.meta };
-    const view = await this.write(user, note, fields, grants ? (trx) => this.access.replaceGrants(RESOURCE, id, grants, trx) : undefined);
-    return view;
+    return this.write(user, note, fields, grants ? (trx) => this.access.replaceGrants(RESOURCE, id, grants, trx) : undefined);
   }
 
   /** Writes a note's fields (and grants) with its `note.updated` event; listeners hear the saved note. */
@@ -256,8 +258,6 @@ export class NotesService {
     for (const listener of this.updateListeners) listener(view);
     return view;
   }
-
-  private readonly updateListeners: ((note: NoteView) => void)[] = [];
 
   /** Called with every note saved through the HTTP routes (the socket's `note-events`). */
   onUpdate(listener: (note: NoteView) => void): void {

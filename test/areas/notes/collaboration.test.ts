@@ -120,6 +120,19 @@ describe('collaborative editing', () => {
     expect(await writer.socket.timeout(5000).emitWithAck('ydoc:document:update', { document_id: `note:${noteId}`, update: [0, 0] })).toBe(false);
   });
 
+  it('sends HTTP saves to the readers that joined the note (join-note), not to others', async () => {
+    const noteId = await sharedNote(world.owner);
+    const [reader, stranger] = [await editor(world.reader, noteId), await editor(world.stranger, noteId)];
+    const heard: Record<string, any[]> = { reader: [], stranger: [] };
+    reader.socket.on('note-events', (note: any) => heard.reader.push(note));
+    stranger.socket.on('note-events', (note: any) => heard.stranger.push(note));
+    await reader.socket.timeout(5000).emitWithAck('join-note', { auth: { token: world.reader.token }, note_id: noteId });
+    await stranger.socket.timeout(5000).emitWithAck('join-note', { auth: { token: world.stranger.token }, note_id: noteId });
+    expect((await world.api.post(`/api/v1/notes/${noteId}/update`, { title: 'Renamed' }, { token: world.owner.token })).status).toBe(200);
+    await eventually(() => expect(heard.reader.map((n) => n.title)).toEqual(['Renamed']));
+    expect(heard.stranger).toEqual([]);
+  });
+
   it('saves the last edit at once when its editor disconnects', async () => {
     const noteId = await sharedNote(world.owner);
     const owner = await editor(world.owner, noteId);
