@@ -47,6 +47,7 @@ import { foldersArea } from './areas/folders/routes.js';
 import { FoldersService } from './areas/folders/service.js';
 import { completionsArea } from './areas/completions/routes.js';
 import { readPipelineOptions } from './areas/completions/options.js';
+import { ChatAttachments } from './areas/completions/attachments.js';
 import { ChatPipeline } from './areas/completions/service.js';
 import { TaskRegistry } from './areas/tasks/registry.js';
 import { runningTasksArea, tasksArea } from './areas/tasks/routes.js';
@@ -175,7 +176,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
-  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
+  const pipelineOptions = readPipelineOptions(env.raw);
+  const attachments = new ChatAttachments(core, { files, chats, tasks, retrieval: null, knowledge: null, notes: null }, pipelineOptions);
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, attachments });
   connectRealtime({ realtime, users, chats, folders, registry });
   const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline };
 
