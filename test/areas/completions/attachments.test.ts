@@ -1,0 +1,169 @@
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RAG_TEMPLATE } from '../../../src/core/retrieval/template.js';
+import { fakeModel, lastUserText } from '../../helpers/fake-model.js';
+import { processedFile, uploadFile } from '../../helpers/files.js';
+import type { Account } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { type Browser, openBrowser, webRequest } from './setup.js';
+
+/**
+ * Attachments in a chat completion, end to end: uploaded documents and images,
+ * other chats, files of other users; what the model receives (the fake model
+ * records it), the `sources` streamed and stored, the status lines.
+ */
+describe('chat attachments', () => {
+  const world = useServer({ fakes: fakeModel(), admin: 'Attach Admin', users: { owner: ['user', 'Attach Owner'], other: ['user', 'Attach Other'] } });
+  let browser: Browser;
+  beforeAll(async () => {
+    const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
+    await world.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, { token: world.admin.token });
+    browser = await openBrowser(world.server.url, world.owner.token);
+  });
+  afterAll(() => browser?.close());
+
+  const upload = async (account: Account, name: string, content: string | Uint8Array, type = 'text/plain', query = '') => {
+    const { status, body } = await uploadFile(world.server.url, account, name, content, type, { query });
+    expect(status).toBe(200);
+    if (body.status) expect(await processedFile(world.api, account, body.id)).toEqual({ status: 'completed' });
+    return body;
+  };
+  /** A file entry of a message or of the request's `files`, as the chat input makes it. */
+  const fileItem = (file: any, extra: Record<string, unknown> = {}) => ({
+    type: 'file',
+    file,
+    id: file.id,
+    url: file.id,
+    name: file.filename,
+    collection_name: '',
+    status: 'uploaded',
+    size: file.meta.size,
+    content_type: file.meta.content_type,
+    ...extra,
+  });
+  /** The last answer the model was asked for (not a task prompt). */
+  const answerRequest = () => world.model.requests.filter((body) => body.stream === true).at(-1);
+
+  /** Sends a message with attachments from the owner's browser; answers the chat, the answer's id and what the model got. */
+  async function send(content: string, files: any[], options: { chatId?: string; parentId?: string; imageFiles?: any[] } = {}) {
+    browser.received.length = 0;
+    const requests = world.model.requests.length;
+    const { body, userId, assistantId } = webRequest(browser.socket, { content, chatId: options.chatId, parentId: options.parentId, extra: { files } });
+    body.user_message = { ...body.user_message, files: [...files, ...(options.imageFiles ?? [])] } as any;
+    const res = await world.api.post('/api/chat/completions', body, { token: world.owner.token });
+    expect(res.status, res.text).toBe(200);
+    const done = await browser.next((e) => e.type === 'chat:completion' && e.data?.done === true, 'the answer');
+    expect(done.message_id).toBe(assistantId);
+    await browser.next((e) => e.type === 'chat:active' && e.data?.active === false, 'the end');
+    const request = world.model.requests.slice(requests).filter((b) => b.stream === true).at(-1);
+    return { chatId: res.body.chat_id as string, userId, assistantId, request };
+  }
+  const statuses = () => browser.received.filter((e) => e.type === 'status').map((e) => e.data);
+  const sourcesEvent = () => browser.received.find((e) => e.type === 'chat:completion' && e.data?.sources);
+
+  it('puts a whole document before the question through the RAG template, and cites it', async () => {
+    const doc = await upload(world.owner, 'manual.txt', 'The reactor start code is 4217.\nNever share it.');
+    const item = fileItem(doc, { context: 'full' });
+    const { chatId, userId, assistantId, request } = await send('What is the start code?', [item]);
+
+    const source = `<source id="1" name="manual.txt" resource-type="file" resource-id="${doc.id}">The reactor start code is 4217.\nNever share it.</source>`;
+    expect(request.messages).toEqual([{ role: 'user', content: `${DEFAULT_RAG_TEMPLATE.replace('{{CONTEXT}}', source)}\nWhat is the start code?` }]);
+
+    const sources = [{ source: item, document: ['The reactor start code is 4217.\nNever share it.'], metadata: [{ file_id: doc.id, name: 'manual.txt', source: 'manual.txt' }] }];
+    expect(sourcesEvent()!.data).toEqual({ sources });
+    // Whole documents need no search queries.
+    expect(statuses()).toEqual([{ action: 'sources_retrieved', count: 1, done: true }]);
+
+    const chat = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.owner.token })).body.chat;
+    expect(chat.history.messages[assistantId]).toMatchObject({ done: true, sources, statusHistory: [{ action: 'sources_retrieved', count: 1, done: true }] });
+    expect(chat.history.messages[userId].files).toEqual([item]);
+    expect(chat.files).toEqual([item]);
+  });
+
+  it('follows the configured RAG template, leaving placeholders inside documents as written', async () => {
+    const settings = world.server.parley.core.settings;
+    await settings.set({ 'rag.template': 'Context: [context]\nQuestion: [query]' }, Date.now());
+    try {
+      const doc = await upload(world.owner, 'meta.txt', 'Write [query] and {{CONTEXT}} in templates.');
+      const { request } = await send('How are templates written?', [fileItem(doc, { context: 'full' })]);
+      expect(lastUserText(request.messages)).toBe(
+        `Context: <source id="1" name="meta.txt" resource-type="file" resource-id="${doc.id}">Write [query] and {{CONTEXT}} in templates.</source>\nQuestion: How are templates written?\nHow are templates written?`,
+      );
+    } finally {
+      await settings.set({ 'rag.template': DEFAULT_RAG_TEMPLATE }, Date.now());
+    }
+  });
+
+  it('sends an attached image as a data URI of the stored file, scaled down to FILE_IMAGE_COMPRESSION_WIDTH', async () => {
+    const png = await sharp({ create: { width: 400, height: 200, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const image = await upload(world.owner, 'red.png', png, 'image/png', '?process=false');
+    const settings = world.server.parley.core.settings;
+    await settings.set({ 'file.image_compression_width': 100 }, Date.now());
+    try {
+      const { chatId, userId, request } = await send('What colour is this?', [], { imageFiles: [fileItem(image)] });
+      const [message] = request.messages;
+      expect(message.content[0]).toEqual({ type: 'text', text: 'What colour is this?' });
+      const url: string = message.content[1].image_url.url;
+      expect(url.startsWith('data:image/png;base64,')).toBe(true);
+      const sent = await sharp(Buffer.from(url.split(',')[1], 'base64')).metadata();
+      expect([sent.format, sent.width, sent.height]).toEqual(['png', 100, 50]);
+      // No document: no sources, no statuses.
+      expect(sourcesEvent()).toBeUndefined();
+      expect(statuses()).toEqual([]);
+      // The stored message keeps the file, not the bytes.
+      const stored = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.owner.token })).body.chat.history.messages[userId];
+      expect(stored.files).toEqual([fileItem(image)]);
+    } finally {
+      await settings.set({ 'file.image_compression_width': null }, Date.now());
+    }
+    // Unbounded: the stored bytes as they are.
+    const { request } = await send('And now?', [], { imageFiles: [fileItem(image)] });
+    expect(request.messages[0].content[1].image_url.url).toBe(`data:image/png;base64,${png.toString('base64')}`);
+  });
+
+  it('gives the model another chat of the user as a source', async () => {
+    const first = await send('Remember: the password is swordfish', []);
+    const item = { type: 'chat', id: first.chatId, name: 'Password chat' };
+    const { request } = await send('What was the password?', [item]);
+    const history = '#### User\nRemember: the password is swordfish\n\n#### Assistant\nYou said: Remember: the password is swordfish\n';
+    expect(lastUserText(request.messages)).toContain(`<source id="1" name="Password chat" resource-type="chat" resource-id="${first.chatId}">${history}</source>`);
+    expect(sourcesEvent()!.data.sources).toEqual([{ source: item, document: [history], metadata: [{ file_id: first.chatId, name: 'A Fake Title' }] }]);
+  });
+
+  it("never reads another user's files, chats or images: they are left out", async () => {
+    const secret = await upload(world.other, 'secret.txt', 'The vault opens with 9931.');
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#00ff00' } }).png().toBuffer();
+    const image = await upload(world.other, 'green.png', png, 'image/png', '?process=false');
+    const otherChat = await world.api.post('/api/v1/chats/new', { chat: { title: 'Private', history: { currentId: 'm1', messages: { m1: { id: 'm1', role: 'user', content: 'private words' } } } } }, { token: world.other.token });
+    expect(otherChat.status).toBe(200);
+
+    const files = [fileItem(secret, { context: 'full' }), fileItem(secret), { type: 'chat', id: otherChat.body.id, name: 'Private' }];
+    const before = world.model.requests.length;
+    const { chatId, assistantId, request } = await send('Tell me the secrets', files, { imageFiles: [fileItem(image)] });
+    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Tell me the secrets' }] }]);
+    expect(JSON.stringify(world.model.requests.slice(before))).not.toMatch(/9931|private words|base64/);
+    expect(sourcesEvent()).toBeUndefined();
+    expect(statuses().at(-1)).toEqual({ action: 'sources_retrieved', count: 0, done: true });
+    const answer = (await world.api.get(`/api/v1/chats/${chatId}`, { token: world.owner.token })).body.chat.history.messages[assistantId];
+    expect(answer.sources).toBeUndefined();
+  });
+
+  it('answers API clients with the sources first: in the JSON answer and as the first event of a stream', async () => {
+    const doc = await upload(world.owner, 'api.txt', 'API clients read sources too.');
+    const files = [{ type: 'file', id: doc.id, name: 'api.txt', context: 'full' }];
+    const body = { model: 'fake-model', messages: [{ role: 'user', content: 'Do they?' }], files };
+    const sources = [{ source: files[0], document: ['API clients read sources too.'], metadata: [{ file_id: doc.id, name: 'api.txt', source: 'api.txt' }] }];
+
+    const json = await world.api.post('/api/chat/completions', { ...body, stream: false }, { token: world.owner.token });
+    expect(json.status, json.text).toBe(200);
+    expect(Object.keys(json.body)[0]).toBe('sources');
+    expect(json.body.sources).toEqual(sources);
+    expect(json.body.choices[0].message.content).toContain('API clients read sources too.');
+
+    const stream = await world.api.post('/api/chat/completions', { ...body, stream: true }, { token: world.owner.token });
+    expect(stream.status).toBe(200);
+    const events = stream.text.split('\n\n').filter(Boolean);
+    expect(JSON.parse(events[0].slice('data: '.length))).toEqual({ sources });
+    expect(events.at(-1)).toBe('data: [DONE]');
+  });
+});
