@@ -69,7 +69,10 @@ export class ConversationImages {
   private async dataUri(user: UserRecord, url: string): Promise<string | null | undefined> {
     if (/^https?:\/\//i.test(url)) return undefined;
     const data = DATA_URI.exec(url);
-    if (data) return this.scaled(Buffer.from(url.slice(data[0].length), 'base64'), data[1] || 'image/png');
+    if (data) {
+      const { width, height } = this.bounds();
+      return width || height ? this.scaled(Buffer.from(url.slice(data[0].length), 'base64'), data[1] || 'image/png') : undefined;
+    }
     const id = FILE_URL.exec(url)?.[1];
     if (!id) return null;
     const file = await this.files.content(user, id).catch(() => null);

@@ -4,7 +4,7 @@ import { DEFAULT_RAG_TEMPLATE } from '../../../src/core/retrieval/template.js';
 import { fakeModel, lastUserText } from '../../helpers/fake-model.js';
 import { processedFile, uploadFile } from '../../helpers/files.js';
 import type { Account } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 import { type Browser, openBrowser, webRequest } from './setup.js';
 
 /**
@@ -121,6 +121,30 @@ describe('chat attachments', () => {
     expect(request.messages[0].content[1].image_url.url).toBe(`data:image/png;base64,${png.toString('base64')}`);
   });
 
+  it("scales an API client's data URI images too, and leaves out a file id it may not read", async () => {
+    const big = await sharp({ create: { width: 300, height: 600, channels: 3, background: '#0000ff' } }).jpeg().toBuffer();
+    const theirs = await upload(world.other, 'theirs.png', await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } }).png().toBuffer(), 'image/png', '?process=false');
+    const settings = world.server.parley.core.settings;
+    await settings.set({ 'file.image_compression_height': 60 }, Date.now());
+    try {
+      const content = [
+        { type: 'text', text: 'Compare' },
+        { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${big.toString('base64')}` } },
+        { type: 'image_url', image_url: { url: theirs.id } },
+        { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+      ];
+      const res = await world.api.post('/api/chat/completions', { model: 'fake-model', stream: false, messages: [{ role: 'user', content }] }, { token: world.owner.token });
+      expect(res.status, res.text).toBe(200);
+      const sent = world.model.requests.at(-1).messages[0].content;
+      expect(sent.map((part: any) => part.type)).toEqual(['text', 'image_url', 'image_url']);
+      expect(sent[2]).toEqual(content[3]);
+      const scaled = await sharp(Buffer.from(sent[1].image_url.url.split(',')[1], 'base64')).metadata();
+      expect([sent[1].image_url.url.slice(0, 23), scaled.width, scaled.height]).toEqual(['data:image/jpeg;base64,', 30, 60]);
+    } finally {
+      await settings.set({ 'file.image_compression_height': null }, Date.now());
+    }
+  });
+
   it('gives the model another chat of the user as a source', async () => {
     const first = await send('Remember: the password is swordfish', []);
     const item = { type: 'chat', id: first.chatId, name: 'Password chat' };
@@ -165,5 +189,26 @@ describe('chat attachments', () => {
     const events = stream.text.split('\n\n').filter(Boolean);
     expect(JSON.parse(events[0].slice('data: '.length))).toEqual({ sources });
     expect(events.at(-1)).toBe('data: [DONE]');
+  });
+});
+
+describe('chat attachments with RAG_SYSTEM_CONTEXT', () => {
+  it('appends the filled template to the system message instead', async () => {
+    await withWorld({ fakes: fakeModel(), env: { RAG_SYSTEM_CONTEXT: 'true' } }, async (world) => {
+      const { token } = world.admin;
+      const { body: doc } = await uploadFile(world.server.url, world.admin, 'facts.txt', 'Water boils at 100 C.');
+      expect(await processedFile(world.api, world.admin, doc.id)).toEqual({ status: 'completed' });
+      const messages = [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'When does water boil?' },
+      ];
+      const res = await world.api.post('/api/chat/completions', { model: 'fake-model', stream: false, messages, files: [{ type: 'file', id: doc.id, name: 'facts.txt', context: 'full' }] }, { token });
+      expect(res.status, res.text).toBe(200);
+      const source = `<source id="1" name="facts.txt" resource-type="file" resource-id="${doc.id}">Water boils at 100 C.</source>`;
+      expect(world.model.requests.at(-1).messages).toEqual([
+        { role: 'system', content: `Be brief.\n${DEFAULT_RAG_TEMPLATE.replace('{{CONTEXT}}', source)}` },
+        { role: 'user', content: 'When does water boil?' },
+      ]);
+    });
   });
 });
