@@ -59,7 +59,9 @@ import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
 import { promptsArea } from './areas/prompts/routes.js';
 import { PromptsService } from './areas/prompts/service.js';
-import { FILE_MAX_SIZE } from './areas/system/settings.js';
+import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
+import { buildRetrieval } from './core/retrieval/build.js';
+import type { RetrievalService } from './core/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -84,6 +86,7 @@ export interface Services {
   pipeline: ChatPipeline;
   files: FilesService;
   prompts: PromptsService;
+  retrieval: RetrievalService;
 }
 
 export interface Parley {
@@ -157,6 +160,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
+  const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
   const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
@@ -167,7 +171,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access, users, models);
+  const files = new FilesService(core, access, users, models, retrieval);
   const prompts = new PromptsService(core, access, users);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
@@ -180,7 +184,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const attachments = new ChatAttachments(core, { files, chats, tasks, retrieval: null, knowledge: null, notes: null }, pipelineOptions);
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, attachments });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -258,6 +262,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await realtime.close();
       await app.close();
       await files.close();
+      await retrieval.close();
       await upstream.close();
       await events.stop();
       await tools.close();

@@ -10,11 +10,11 @@ import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/ht
 import { LocalStorage } from '../../core/storage/local.js';
 import { createStorage } from '../../core/storage/provider.js';
 import type { ByteRange, Storage } from '../../core/storage/storage.js';
-import { FILE_MAX_SIZE } from '../system/settings.js';
 import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
+import type { Retrieval } from '../../core/retrieval/retrieval.js';
+import { ALLOWED_FILE_EXTENSIONS, BYPASS_EMBEDDING_AND_RETRIEVAL, FILE_MAX_SIZE } from '../../core/retrieval/settings.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
-import { ALLOWED_FILE_EXTENSIONS } from './settings.js';
 import { type FilePatch, type FileRecord, FileStore } from './store.js';
 
 export type { FileRecord } from './store.js';
@@ -126,11 +126,24 @@ export class FilesService {
     private readonly access: AccessService,
     private readonly users: UsersService,
     private readonly models: ModelsService,
+    private readonly retrieval: Retrieval,
   ) {
     this.uploadDir = path.join(path.resolve(core.env.dataDir), 'uploads');
     this.local = new LocalStorage(this.uploadDir);
     this.storage = createStorage(core.env.raw, this.local);
-    this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw));
+    this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw), (file, content) => this.index(file, content));
+  }
+
+  /**
+   * Indexes a file's text into its collection `file-<id>`, replacing what it held, with the
+   * reference's chunk metadata; nothing when BYPASS_EMBEDDING_AND_RETRIEVAL. An embedding
+   * engine that fails throws its reason (the file is then `failed`).
+   */
+  async index(file: FileRecord, content: string): Promise<void> {
+    if (this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL)) return;
+    const collection = `file-${file.id}`;
+    const metadata = { ...(file.meta ?? {}), name: file.filename, created_by: file.user_id, file_id: file.id, source: file.filename };
+    await this.retrieval.index(collection, [{ text: content, metadata }], { replaceFileId: file.id });
   }
 
   private store(): FileStore {
@@ -422,6 +435,10 @@ export class FilesService {
         trx,
       );
     });
+    // The reference re-processes the file with the new text (its chunks replaced).
+    await this.index(file, content).catch((error) => {
+      throw new HttpError(400, (error as Error).message);
+    });
     return { content };
   }
 
@@ -445,15 +462,18 @@ export class FilesService {
       await new FileStore(trx).delete(id);
       await this.core.events.publish({ event: 'file.deleted', actor: user, subjectId: id, subjectType: 'file', data: { filename: file.filename } }, trx);
     });
+    await this.retrieval.dropCollections([`file-${id}`]);
     if (file.path) await this.storage.delete(file.path).catch((error) => this.core.log.warn({ err: error, file: id }, 'file bytes not deleted'));
   }
 
   /** `DELETE /all` (admins): every record and every stored byte. Emits `file.deleted_all`. */
   async deleteAll(user: UserRecord): Promise<void> {
-    await this.core.db.transaction().execute(async (trx) => {
-      await new FileStore(trx).deleteAll();
+    const ids = await this.core.db.transaction().execute(async (trx) => {
+      const deleted = await new FileStore(trx).deleteAll();
       await this.core.events.publish({ event: 'file.deleted_all', actor: user, subjectType: 'file' }, trx);
+      return deleted;
     });
+    await this.retrieval.dropCollections(ids.map((id) => `file-${id}`));
     await this.storage.deleteAll();
   }
 
