@@ -1,6 +1,7 @@
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
+import { BYPASS_EMBEDDING_AND_RETRIEVAL, RAG_FULL_CONTEXT } from '../../core/retrieval/settings.js';
 import { RAG_TEMPLATE, ragTemplateText } from '../../core/retrieval/template.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Json, type Message, contentText, currentMessageIdOf, isObject, messageList, messagesOf } from '../chats/history.js';
@@ -31,7 +32,7 @@ export interface AttachmentSources {
   files: FilesService;
   chats: ChatsService;
   tasks: TasksService;
-  retrieval: Retrieval | null;
+  retrieval: Retrieval;
   knowledge: KnowledgeReader | null;
   notes: NoteReader | null;
 }
@@ -80,10 +81,6 @@ export class ChatAttachments {
     this.images = new ConversationImages(deps.files, () => ({ width: core.settings.get(IMAGE_COMPRESSION_WIDTH), height: core.settings.get(IMAGE_COMPRESSION_HEIGHT) }), warn);
   }
 
-  private setting(key: string): unknown {
-    return this.core.settings.get<unknown>(key);
-  }
-
   /** The messages the model receives, and the sources to show with its answer. */
   async prepare(request: AttachRequest): Promise<{ messages: Message[]; sources: Source[] }> {
     const { user, model } = request;
@@ -97,9 +94,9 @@ export class ChatAttachments {
     const status = request.status ?? (async () => {});
     const query = lastUserText(messages) ?? '';
     if (knowledge.length > 0) await status({ action: 'knowledge_search', query, done: false });
-    const fullContext = items.every((item) => item.context === 'full') || this.setting('rag.full_context') === true;
+    const fullContext = items.every((item) => item.context === 'full') || this.core.settings.get(RAG_FULL_CONTEXT);
     let queries: string[] = [];
-    if (!fullContext && this.setting('rag.bypass_embedding_and_retrieval') !== true) {
+    if (!fullContext && !this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL)) {
       queries = await this.deps.tasks.retrievalQueries(user, String(model.id), messages, request.chatId, request.context);
       await status({ action: 'queries_generated', queries, done: false });
     }
@@ -135,7 +132,7 @@ export class ChatAttachments {
   /** An attachment's text, or the collections to search for it; null when the user may not read it. */
   private async read(user: UserRecord, item: Json, fullContext: boolean): Promise<Found | string[] | null> {
     const id = text(item.id);
-    const whole = fullContext || item.context === 'full' || this.setting('rag.bypass_embedding_and_retrieval') === true || !this.deps.retrieval;
+    const whole = fullContext || item.context === 'full' || this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL);
     switch (item.type) {
       case 'text': {
         // Pasted text, or a page fetched for the chat: what the request carries is the user's own.
@@ -200,7 +197,7 @@ export class ChatAttachments {
 
   /** Every passage of the collections (full context), or the best ones for the queries. */
   private async search(collections: string[], queries: string[], fullContext: boolean): Promise<Found | null> {
-    const retrieval = this.deps.retrieval!;
+    const { retrieval } = this.deps;
     try {
       if (fullContext) {
         const documents = (await Promise.all(collections.map((name) => retrieval.documents(name)))).flat();
