@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RAG_TEMPLATE } from '../../../src/core/retrieval/template.js';
-import { fakeModel, lastUserText } from '../../helpers/fake-model.js';
+import { defaultScript, fakeModel, lastUserText } from '../../helpers/fake-model.js';
 import { processedFile, uploadFile } from '../../helpers/files.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer, withWorld } from '../../helpers/world.js';
@@ -78,6 +78,42 @@ describe('chat attachments', () => {
     expect(chat.history.messages[assistantId]).toMatchObject({ done: true, sources, statusHistory: [{ action: 'sources_retrieved', count: 1, done: true }] });
     expect(chat.history.messages[userId].files).toEqual([item]);
     expect(chat.files).toEqual([item]);
+  });
+
+  it('searches a document for the generated queries and gives the model the passages found, with their scores', async () => {
+    const topics = {
+      penguins: 'Emperor penguins breed in large colonies on the Antarctic sea ice during the winter months.',
+      volcanoes: 'Stratovolcanoes are built from layers of hardened lava and volcanic ash over many eruptions.',
+      bread: 'Sourdough bread rises slowly because wild yeast and lactic bacteria ferment the dough.',
+    };
+    // One chunk per topic: each paragraph fills most of a chunk (CHUNK_SIZE 1000).
+    const text = Object.values(topics)
+      .map((sentence) => `${sentence} `.repeat(9).trim())
+      .join('\n\n');
+    const doc = await upload(world.owner, 'nature.txt', text);
+    const queryPrompt = 'determine the necessity of generating search queries';
+    world.model.script = (body) => (lastUserText(body.messages).includes(queryPrompt) ? { text: '{"queries": ["penguin colonies on sea ice"]}' } : defaultScript(body));
+    try {
+      const item = fileItem(doc);
+      const { request } = await send('Where do they breed?', [item]);
+      const asked = lastUserText(request.messages);
+      expect(asked).toContain(topics.penguins);
+      expect(asked).not.toContain(topics.volcanoes);
+      expect(asked).not.toContain(topics.bread);
+      expect(statuses()).toEqual([
+        { action: 'queries_generated', queries: ['penguin colonies on sea ice'], done: false },
+        { action: 'sources_retrieved', count: 1, done: true },
+      ]);
+      const [source] = sourcesEvent()!.data.sources;
+      expect(source.source).toEqual(item);
+      expect(source.document).toHaveLength(source.metadata.length);
+      expect(source.document[0]).toContain(topics.penguins);
+      expect(source.metadata[0]).toMatchObject({ file_id: doc.id, name: 'nature.txt', source: 'nature.txt' });
+      expect(source.distances).toHaveLength(source.document.length);
+      expect(source.distances[0]).toBeGreaterThan(0);
+    } finally {
+      world.model.script = defaultScript;
+    }
   });
 
   it('follows the configured RAG template, leaving placeholders inside documents as written', async () => {
