@@ -1,5 +1,6 @@
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
+import { badRequest } from '../../core/http/errors.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
 import { BYPASS_EMBEDDING_AND_RETRIEVAL, RAG_FULL_CONTEXT } from '../../core/retrieval/settings.js';
 import { RAG_TEMPLATE, ragTemplateText } from '../../core/retrieval/template.js';
@@ -58,6 +59,14 @@ interface Found {
 }
 
 const SAFE_COLLECTION = /^[A-Za-z0-9_-]{1,256}$/;
+/** Each attachment may cost a lookup or a search: a request names at most this many (a chat's files accumulate, far below it). */
+const MAX_ATTACHMENTS = 1000;
+
+/** A request's `files` must be a list of at most MAX_ATTACHMENTS entries (or absent), else 400 before anything is stored. */
+export function checkAttachmentList(files: unknown): void {
+  if (files === undefined || files === null) return;
+  if (!Array.isArray(files) || files.length > MAX_ATTACHMENTS) throw badRequest(`files must be a list of at most ${MAX_ATTACHMENTS} attachments`);
+}
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /**

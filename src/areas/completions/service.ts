@@ -16,7 +16,7 @@ import type { TaskHandle } from '../tasks/registry.js';
 import type { TasksService } from '../tasks/service.js';
 import type { ToolsService } from '../tools/service.js';
 import { isSavedChatId, temporarySessionId } from '../chats/ids.js';
-import type { ChatAttachments } from './attachments.js';
+import { type ChatAttachments, checkAttachmentList } from './attachments.js';
 import { MessageEvents } from './events.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
@@ -117,6 +117,7 @@ export class ChatPipeline {
 
   async complete(user: UserRecord, body: Json, request: RequestInfo): Promise<PipelineReply> {
     const form = { ...body };
+    checkAttachmentList(form.files);
     const modelId = text(form.model) ?? '';
     const lookup = this.context(user, request, request.signal);
     const primary = await this.resolveModel(user, modelId, lookup);

@@ -208,6 +208,17 @@ describe('chat attachments', () => {
     expect(answer.sources).toBeUndefined();
   });
 
+  it('refuses a files field that is not a list, or too long a one, before storing anything', async () => {
+    const chats = async () => (await world.api.get('/api/v1/chats/?page=1', { token: world.owner.token })).body.length;
+    const before = await chats();
+    for (const files of ['manual.txt', { id: 'x' }, Array.from({ length: 1001 }, (_, i) => ({ type: 'chat', id: `c${i}` }))]) {
+      const { body } = webRequest(browser.socket, { content: 'Hi', extra: { files } });
+      const res = await world.api.post('/api/chat/completions', body, { token: world.owner.token });
+      expect([res.status, res.body.detail]).toEqual([400, 'files must be a list of at most 1000 attachments']);
+    }
+    expect(await chats()).toBe(before);
+  });
+
   it('answers API clients with the sources first: in the JSON answer and as the first event of a stream', async () => {
     const doc = await upload(world.owner, 'api.txt', 'API clients read sources too.');
     const files = [{ type: 'file', id: doc.id, name: 'api.txt', context: 'full' }];
