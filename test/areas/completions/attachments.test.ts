@@ -41,6 +41,16 @@ describe('chat attachments', () => {
     content_type: file.meta.content_type,
     ...extra,
   });
+  /** Runs `use` with the model answering the retrieval query prompt with `queries`. */
+  async function withQueries(queries: string[], use: () => Promise<void>) {
+    world.model.script = (body) =>
+      lastUserText(body.messages).includes('determine the necessity of generating search queries') ? { text: JSON.stringify({ queries }) } : defaultScript(body);
+    try {
+      await use();
+    } finally {
+      world.model.script = defaultScript;
+    }
+  }
   /** The last answer the model was asked for (not a task prompt). */
   const answerRequest = () => world.model.requests.filter((body) => body.stream === true).at(-1);
 
@@ -91,9 +101,7 @@ describe('chat attachments', () => {
       .map((sentence) => `${sentence} `.repeat(9).trim())
       .join('\n\n');
     const doc = await upload(world.owner, 'nature.txt', text);
-    const queryPrompt = 'determine the necessity of generating search queries';
-    world.model.script = (body) => (lastUserText(body.messages).includes(queryPrompt) ? { text: '{"queries": ["penguin colonies on sea ice"]}' } : defaultScript(body));
-    try {
+    await withQueries(['penguin colonies on sea ice'], async () => {
       const item = fileItem(doc);
       const { request } = await send('Where do they breed?', [item]);
       const asked = lastUserText(request.messages);
@@ -111,9 +119,36 @@ describe('chat attachments', () => {
       expect(source.metadata[0]).toMatchObject({ file_id: doc.id, name: 'nature.txt', source: 'nature.txt' });
       expect(source.distances).toHaveLength(source.document.length);
       expect(source.distances[0]).toBeGreaterThan(0);
-    } finally {
-      world.model.script = defaultScript;
-    }
+    });
+  });
+
+  it("searches a workspace model's knowledge, which its users may read through the model, with the knowledge statuses", async () => {
+    const handbook = await upload(world.admin, 'handbook.txt', 'Lunch break starts at 12:30 for every team.');
+    const knowledge = [{ type: 'file', id: handbook.id, name: 'handbook.txt' }];
+    const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
+    const created = await world.api.post(
+      '/api/v1/models/create',
+      { id: 'hr-assistant', base_model_id: 'fake-model', name: 'HR', meta: { knowledge }, params: {}, access_grants: everyone },
+      { token: world.admin.token },
+    );
+    expect(created.status, created.text).toBe(200);
+    // The admin's file: the owner reads it only as a user of the model that attaches it (the files area's rule).
+    expect((await world.api.get(`/api/v1/files/${handbook.id}`, { token: world.owner.token })).status).toBe(200);
+
+    browser.received.length = 0;
+    const { body } = webRequest(browser.socket, { model: 'hr-assistant', content: 'When is lunch break?' });
+    await withQueries(['lunch break time'], async () => {
+      const res = await world.api.post('/api/chat/completions', body, { token: world.owner.token });
+      expect(res.status, res.text).toBe(200);
+      await browser.next((e) => e.type === 'chat:active' && e.data?.active === false, 'the end');
+    });
+    expect(lastUserText(answerRequest().messages)).toContain('>Lunch break starts at 12:30 for every team.</source>');
+    const [first, queries, retrieved, last] = statuses();
+    expect(first).toEqual({ action: 'knowledge_search', query: 'When is lunch break?', done: false });
+    expect(queries).toEqual({ action: 'queries_generated', queries: ['lunch break time'], done: false });
+    expect(retrieved).toEqual({ action: 'sources_retrieved', count: 1, done: true });
+    expect(last).toEqual({ action: 'knowledge_search', query: 'When is lunch break?', done: true, hidden: true });
+    expect(sourcesEvent()!.data.sources[0]).toMatchObject({ source: knowledge[0], metadata: [{ file_id: handbook.id, name: 'handbook.txt' }] });
   });
 
   it('follows the configured RAG template, leaving placeholders inside documents as written', async () => {
