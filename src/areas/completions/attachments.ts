@@ -8,6 +8,7 @@ import type { CallContext } from '../../core/upstream/headers.js';
 import { type Json, type Message, contentText, currentMessageIdOf, isObject, messageList, messagesOf } from '../chats/history.js';
 import type { ChatsService } from '../chats/service.js';
 import type { FilesService } from '../files/service.js';
+import type { FoldersService } from '../folders/service.js';
 import { renderSystemPrompt } from '../models/params.js';
 import { IMAGE_COMPRESSION_HEIGHT, IMAGE_COMPRESSION_WIDTH } from '../system/settings.js';
 import type { TasksService } from '../tasks/service.js';
@@ -32,6 +33,7 @@ export interface NoteReader {
 export interface AttachmentSources {
   files: FilesService;
   chats: ChatsService;
+  folders: FoldersService;
   tasks: TasksService;
   retrieval: Retrieval;
   knowledge: KnowledgeReader | null;
@@ -96,7 +98,8 @@ export class ChatAttachments {
     const messages = await this.images.inline(user, request.messages);
     const meta = isObject(model.info) && isObject(model.info.meta) ? model.info.meta : {};
     const knowledge = Array.isArray(meta.knowledge) ? meta.knowledge.filter(isObject) : [];
-    const items = distinct([...(Array.isArray(request.items) ? request.items.filter(isObject) : []), ...knowledge]);
+    const attached = Array.isArray(request.items) ? request.items.filter(isObject) : [];
+    const items = distinct([...(await this.withFolderFiles(user, attached)), ...knowledge]);
     const fileContext = isObject(meta.capabilities) ? meta.capabilities.file_context !== false : true;
     if (items.length === 0 || !fileContext) return { messages, sources: [] };
 
@@ -116,6 +119,19 @@ export class ChatAttachments {
     const prepared = withSourceContext(messages, sources, template, query, this.options.ragSystemContext);
     if (knowledge.length > 0) await status({ action: 'knowledge_search', query, done: true, hidden: true });
     return { messages: prepared, sources: citable(sources) };
+  }
+
+  /** A folder attachment (`type: 'folder'`) stands for the files and knowledge its owner attached to it; others' folders give nothing. */
+  private async withFolderFiles(user: UserRecord, items: Json[]): Promise<Json[]> {
+    const expanded: Json[] = [];
+    for (const item of items) {
+      if (item.type !== 'folder') expanded.push(item);
+      else {
+        const folder = typeof item.id === 'string' ? await this.deps.folders.byId(item.id) : null;
+        if (folder?.user_id === user.id && Array.isArray(folder.data?.files)) expanded.push(...folder.data.files.filter(isObject));
+      }
+    }
+    return expanded;
   }
 
   /** One source per attachment that gave something, in the attachments' order; a collection is searched once. */

@@ -225,6 +225,22 @@ describe('chat attachments', () => {
     expect(sourcesEvent()!.data.sources).toEqual([{ source: item, document: [history], metadata: [{ file_id: first.chatId, name: 'A Fake Title' }] }]);
   });
 
+  it("reads a folder attachment as the files its owner attached to the folder; another user's folder gives nothing", async () => {
+    const doc = await upload(world.owner, 'project.txt', 'The project deadline is March 3.');
+    const entries = [{ type: 'file', id: doc.id, name: 'project.txt', context: 'full' }];
+    const own = await world.api.post('/api/v1/folders/', { name: 'Project', data: { files: entries } }, { token: world.owner.token });
+    const theirs = await world.api.post('/api/v1/folders/', { name: 'Theirs', data: { files: entries } }, { token: world.other.token });
+    expect([own.status, theirs.status]).toEqual([200, 200]);
+
+    const { request } = await send('When is the deadline?', [{ type: 'folder', id: own.body.id, name: 'Project' }]);
+    expect(lastUserText(request.messages)).toContain('>The project deadline is March 3.</source>');
+    expect(sourcesEvent()!.data.sources).toEqual([{ source: entries[0], document: ['The project deadline is March 3.'], metadata: [{ file_id: doc.id, name: 'project.txt', source: 'project.txt' }] }]);
+
+    const other = await send('And theirs?', [{ type: 'folder', id: theirs.body.id, name: 'Theirs' }]);
+    expect(other.request.messages).toEqual([{ role: 'user', content: 'And theirs?' }]);
+    expect(sourcesEvent()).toBeUndefined();
+  });
+
   it("never reads another user's files, chats or images: they are left out", async () => {
     const secret = await upload(world.other, 'secret.txt', 'The vault opens with 9931.');
     const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#00ff00' } }).png().toBuffer();
