@@ -62,6 +62,8 @@ import { PromptsService } from './areas/prompts/service.js';
 import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
 import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
+import { retrievalArea } from './areas/retrieval/routes.js';
+import { CollectionsService } from './areas/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -87,6 +89,7 @@ export interface Services {
   files: FilesService;
   prompts: PromptsService;
   retrieval: RetrievalService;
+  collections: CollectionsService;
 }
 
 export interface Parley {
@@ -173,6 +176,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models, retrieval);
   const prompts = new PromptsService(core, access, users);
+  const collections = new CollectionsService(core, retrieval, files);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -184,7 +188,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, knowledge: null, notes: null }, pipelineOptions);
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, attachments });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval, collections };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -243,6 +247,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     foldersArea,
     filesArea,
     promptsArea,
+    retrievalArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

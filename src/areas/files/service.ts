@@ -203,6 +203,30 @@ export class FilesService {
     return file;
   }
 
+  /** Whether the user may read (or change) the file: the reference's has_access_to_file, for retrieval's collections. */
+  async mayAccess(user: UserRecord, id: string, access: 'read' | 'write'): Promise<boolean> {
+    const file = await this.store().byId(id);
+    return file !== null && (access === 'read' ? await this.canRead(user, file) : await this.canWrite(user, file));
+  }
+
+  /**
+   * Records what retrieval's process routes did with a file: its text and status in `data`
+   * (merged into the newest record), its hash, and the collection it went into (`meta.collection_name`).
+   */
+  async recordProcessing(id: string, outcome: { content?: string; status: 'completed' | 'failed'; error?: string; hash: string | null; collectionName?: string }): Promise<void> {
+    const current = await this.store().byId(id);
+    if (!current) return;
+    const { error: _error, ...kept } = current.data ?? {};
+    const data = { ...kept, ...(outcome.content !== undefined ? { content: outcome.content } : {}), status: outcome.status, ...(outcome.error ? { error: outcome.error } : {}) };
+    const meta = outcome.collectionName ? { ...(current.meta ?? {}), collection_name: outcome.collectionName } : undefined;
+    await this.store().update(id, { data, hash: outcome.hash, ...(meta ? { meta } : {}) }, this.core.clock.now());
+  }
+
+  /** Every uploaded file's bytes in the local upload folder (the reference's reset/uploads); records stay. */
+  async deleteLocalUploads(): Promise<void> {
+    await this.local.deleteAll();
+  }
+
   /** A file the user may change; 404 when they may not even read it, as the reference. */
   private async requireWritable(user: UserRecord, id: string): Promise<FileRecord> {
     const file = await this.store().byId(id);

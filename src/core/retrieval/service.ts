@@ -109,6 +109,10 @@ export class RetrievalService implements Retrieval {
     return this.store.drop(collections);
   }
 
+  hasCollection(collection: string): Promise<boolean> {
+    return this.store.has(collection);
+  }
+
   /** Every chunk of every collection (the reference's reset/db). */
   reset(): Promise<void> {
     return this.store.clear();
