@@ -185,7 +185,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipelineOptions = readPipelineOptions(env.raw);
-  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, knowledge: null, notes: null }, pipelineOptions);
+  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge: null, notes: null }, pipelineOptions);
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, attachments });
   connectRealtime({ realtime, users, chats, folders, registry });
   const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval, collections };

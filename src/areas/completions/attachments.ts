@@ -9,6 +9,7 @@ import { type Json, type Message, contentText, currentMessageIdOf, isObject, mes
 import type { ChatsService } from '../chats/service.js';
 import type { FilesService } from '../files/service.js';
 import type { FoldersService } from '../folders/service.js';
+import type { CollectionsService } from '../retrieval/service.js';
 import { renderSystemPrompt } from '../models/params.js';
 import { IMAGE_COMPRESSION_HEIGHT, IMAGE_COMPRESSION_WIDTH } from '../system/settings.js';
 import type { TasksService } from '../tasks/service.js';
@@ -36,6 +37,8 @@ export interface AttachmentSources {
   folders: FoldersService;
   tasks: TasksService;
   retrieval: Retrieval;
+  /** Who may search a collection the request names (the retrieval area's filter_accessible_collections). */
+  collections: Pick<CollectionsService, 'accessible'>;
   knowledge: KnowledgeReader | null;
   notes: NoteReader | null;
 }
@@ -60,7 +63,6 @@ interface Found {
   distances?: number[];
 }
 
-const SAFE_COLLECTION = /^[A-Za-z0-9_-]{1,256}$/;
 /** Each attachment may cost a lookup or a search: a request names at most this many (a chat's files accumulate, far below it). */
 const MAX_ATTACHMENTS = 1000;
 
@@ -166,7 +168,7 @@ export class ChatAttachments {
         const fileText = { documents: [text(fileData.content)], metadatas: [file && isObject(file.meta) ? file.meta : {}] };
         if (file && item.context === 'full') return fileText;
         const collection = text(item.collection_name);
-        if (collection) return (await this.readableCollection(user, collection)) ? [collection] : null;
+        if (collection) return (await this.deps.collections.accessible(user, collection, 'read')) ? [collection] : null;
         if (file) return fileText;
         return { documents: [text(item.content)], metadatas: [{ file_id: id, name: text(item.name) }] };
       }
@@ -202,22 +204,9 @@ export class ChatAttachments {
         // A web search's pages, passed on whole or as the collection they were indexed into.
         if (Array.isArray(item.docs)) return webDocs(item.docs);
         const collection = text(item.collection_name);
-        return item.type === 'web_search' && collection && (await this.readableCollection(user, collection)) ? [collection] : null;
+        return item.type === 'web_search' && collection && (await this.deps.collections.accessible(user, collection, 'read')) ? [collection] : null;
       }
     }
-  }
-
-  /**
-   * A collection named by the request (filter_accessible_collections): a file's
-   * when the user may read the file, their own memories, a web search's pages,
-   * or a knowledge base they may read; names of other shapes never reach the store.
-   */
-  private async readableCollection(user: UserRecord, name: string): Promise<boolean> {
-    if (!SAFE_COLLECTION.test(name)) return false;
-    if (name.startsWith('file-')) return (await this.deps.files.get(user, name.slice('file-'.length))) !== null;
-    if (name.startsWith('user-memory-')) return name === `user-memory-${user.id}`;
-    if (name.startsWith('web-search-')) return true;
-    return this.deps.knowledge !== null && (await this.deps.knowledge.readable(user, name)) !== null;
   }
 
   /** Every passage of the collections (full context), or the best ones for the queries. */

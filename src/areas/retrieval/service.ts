@@ -102,7 +102,7 @@ export class CollectionsService {
    * by the file's access, `user-memory-<id>` for that user only, `web-search-*` for everyone, other
    * names by the knowledge base of that id (denied when there is none, unless unscoped).
    */
-  private async accessible(user: UserRecord, name: string, access: 'read' | 'write'): Promise<boolean> {
+  async accessible(user: UserRecord, name: string, access: 'read' | 'write'): Promise<boolean> {
     if (!COLLECTION_NAME.test(name)) return false;
     if (isAdmin(user)) return true;
     if (name === 'knowledge-bases') return false;

@@ -119,6 +119,11 @@ describe('chat attachments', () => {
       expect(source.metadata[0]).toMatchObject({ file_id: doc.id, name: 'nature.txt', source: 'nature.txt' });
       expect(source.distances).toHaveLength(source.document.length);
       expect(source.distances[0]).toBeGreaterThan(0);
+
+      // A collection named by the request is searched the same way when the user may read it.
+      const named = { type: 'text', name: 'Nature notes', collection_name: `file-${doc.id}` };
+      const again = await send('Where do they breed?', [named]);
+      expect(lastUserText(again.request.messages)).toContain(`<source id="1" name="Nature notes" resource-type="text">${topics.penguins}`);
     });
   });
 
@@ -248,7 +253,13 @@ describe('chat attachments', () => {
     const otherChat = await world.api.post('/api/v1/chats/new', { chat: { title: 'Private', history: { currentId: 'm1', messages: { m1: { id: 'm1', role: 'user', content: 'private words' } } } } }, { token: world.other.token });
     expect(otherChat.status).toBe(200);
 
-    const files = [fileItem(secret, { context: 'full' }), fileItem(secret), { type: 'chat', id: otherChat.body.id, name: 'Private' }];
+    const files = [
+      fileItem(secret, { context: 'full' }),
+      fileItem(secret),
+      { type: 'chat', id: otherChat.body.id, name: 'Private' },
+      { type: 'text', name: 'Named collection', collection_name: `file-${secret.id}` },
+      { type: 'web_search', name: 'Odd name', collection_name: '../file-x' },
+    ];
     const before = world.model.requests.length;
     const { chatId, assistantId, request } = await send('Tell me the secrets', files, { imageFiles: [fileItem(image)] });
     expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Tell me the secrets' }] }]);
