@@ -17,12 +17,10 @@ import { lastUserText } from '../tasks/templates.js';
 import { ConversationImages } from './images.js';
 import { type Source, citable, documentCount, withSourceContext } from './sources.js';
 
-/** The knowledge bases a user may read, as the knowledge area provides them (wired in app.ts). */
+/** What the knowledge area gives a chat (wired in app.ts); who may read a knowledge base is the retrieval area's `accessible`. */
 export interface KnowledgeReader {
-  /** The knowledge base when the user may read it (owner, admin, read grant); null otherwise. */
-  readable(user: UserRecord, id: string): Promise<{ id: string; name: string } | null>;
-  /** The extracted text of each of its files (for "full context"). */
-  fileContents(user: UserRecord, id: string): Promise<{ id: string; filename: string; content: string }[]>;
+  /** The extracted text of each file of the knowledge base (for "full context"). */
+  fileContents(id: string): Promise<{ id: string; filename: string; content: string }[]>;
 }
 
 /** The notes a user may read, as the notes area provides them (wired in app.ts). */
@@ -181,10 +179,10 @@ export class ChatAttachments {
         return { documents: [content], metadatas: [{ file_id: file.id, name: file.filename, source: file.filename }] };
       }
       case 'collection': {
-        const base = id && this.deps.knowledge ? await this.deps.knowledge.readable(user, id) : null;
-        if (!base) return null;
-        if (!whole) return [base.id];
-        const files = await this.deps.knowledge!.fileContents(user, base.id);
+        // A knowledge base: readable as its collection is.
+        if (!id || !(await this.deps.collections.accessible(user, id, 'read'))) return null;
+        if (!whole) return [id];
+        const files = this.deps.knowledge ? await this.deps.knowledge.fileContents(id) : [];
         return { documents: files.map((f) => f.content), metadatas: files.map((f) => ({ file_id: f.id, name: f.filename, source: f.filename })) };
       }
       case 'chat': {

@@ -156,6 +156,28 @@ describe('chat attachments', () => {
     expect(sourcesEvent()!.data.sources[0]).toMatchObject({ source: knowledge[0], metadata: [{ file_id: handbook.id, name: 'handbook.txt' }] });
   });
 
+  it('searches a knowledge base its collection lets the user read, and no other', async () => {
+    await world.server.parley.services.retrieval.index('kb-geology', [
+      { text: 'Basalt forms when lava cools quickly at the surface.', metadata: { file_id: 'f-basalt', name: 'rocks.md', source: 'rocks.md', page: 2 } },
+    ]);
+    const item = { type: 'collection', id: 'kb-geology', name: 'Geology' };
+    const body = { model: 'fake-model', stream: false, messages: [{ role: 'user', content: 'How does basalt form?' }], files: [item] };
+    await withQueries(['basalt lava'], async () => {
+      // Admins read every collection (filter_accessible_collections).
+      const admin = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
+      expect(admin.status, admin.text).toBe(200);
+      expect(admin.body.sources).toEqual([
+        { source: item, document: ['Basalt forms when lava cools quickly at the surface.'], metadata: [expect.objectContaining({ name: 'rocks.md', page: 2 })], distances: [expect.any(Number)] },
+      ]);
+      expect(lastUserText(world.model.requests.at(-1).messages)).toContain('<source id="1" name="Geology" resource-type="collection" resource-id="kb-geology">Basalt forms');
+      // A user is admitted only to knowledge bases the knowledge area says they may read.
+      const user = await world.api.post('/api/chat/completions', body, { token: world.owner.token });
+      expect(user.status, user.text).toBe(200);
+      expect(user.body.sources).toBeUndefined();
+      expect(world.model.requests.at(-1).messages).toEqual(body.messages);
+    });
+  });
+
   it('follows the configured RAG template, leaving placeholders inside documents as written', async () => {
     const settings = world.server.parley.core.settings;
     await settings.set({ 'rag.template': 'Context: [context]\nQuestion: [query]' }, Date.now());
