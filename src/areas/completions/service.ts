@@ -21,7 +21,7 @@ import { MessageEvents } from './events.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
-import { type Source, withSources } from './sources.js';
+import { type Source, sourcesEvent, withSources } from './sources.js';
 import { ChatTools } from './tools.js';
 
 /**
@@ -619,7 +619,7 @@ export class ChatPipeline {
       return { kind: 'answer', answer: { kind: 'json', status: 200, body: null } };
     }
     const out = new PassThrough();
-    if (sources.length > 0) out.write(`data: ${JSON.stringify({ sources })}\n\n`);
+    if (sources.length > 0) out.write(sourcesEvent(sources));
     const chunks = new ChunkWriter(out, String(model.id));
     void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta) })
       .then((result) => chunks.end(result, request.includeUsage))

@@ -88,6 +88,9 @@ function withText(message: Message, text: string, where: 'before' | 'after'): Me
   return { ...message, content: join(contentText(message)) };
 }
 
+/** The server-sent event that carries an API client's sources before the answer's chunks. */
+export const sourcesEvent = (sources: Source[]) => `data: ${JSON.stringify({ sources })}\n\n`;
+
 /**
  * An API client's answer with its sources, as the reference sends them: first in a
  * JSON answer (merge_events_into_response), or as the first event of a stream
@@ -98,7 +101,7 @@ export function withSources(answer: Answer, sources: Source[]): Answer {
   if (answer.kind === 'json') return isObject(answer.body) ? { ...answer, body: { sources, ...answer.body } } : answer;
   const upstream = answer.body;
   async function* prefixed() {
-    yield `data: ${JSON.stringify({ sources })}\n\n`;
+    yield sourcesEvent(sources);
     yield* upstream;
   }
   return { ...answer, body: Readable.from(prefixed(), { objectMode: false }) };
