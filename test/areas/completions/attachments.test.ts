@@ -178,6 +178,24 @@ describe('chat attachments', () => {
     });
   });
 
+  it('takes documents whole, without queries, under BYPASS_EMBEDDING_AND_RETRIEVAL or RAG_FULL_CONTEXT', async () => {
+    const settings = world.server.parley.core.settings;
+    const doc = await upload(world.owner, 'whole.txt', 'First part.\n\nSecond part.');
+    for (const key of ['rag.bypass_embedding_and_retrieval', 'rag.full_context']) {
+      await settings.set({ [key]: true }, Date.now());
+      try {
+        // A file, and a collection named by the request (read whole from the store under RAG_FULL_CONTEXT).
+        const files = [fileItem(doc), ...(key === 'rag.full_context' ? [{ type: 'text', name: 'Again', collection_name: `file-${doc.id}` }] : [])];
+        const { request } = await send('Summarise', files);
+        expect(lastUserText(request.messages)).toContain(`resource-id="${doc.id}">First part.\n\nSecond part.</source>`);
+        expect(statuses().map((s) => s.action)).toEqual(['sources_retrieved']);
+        if (key === 'rag.full_context') expect(sourcesEvent()!.data.sources[1]).toMatchObject({ source: files[1], document: ['First part.\n\nSecond part.'] });
+      } finally {
+        await settings.set({ [key]: false }, Date.now());
+      }
+    }
+  });
+
   it('follows the configured RAG template, leaving placeholders inside documents as written', async () => {
     const settings = world.server.parley.core.settings;
     await settings.set({ 'rag.template': 'Context: [context]\nQuestion: [query]' }, Date.now());
