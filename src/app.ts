@@ -47,6 +47,7 @@ import { foldersArea } from './areas/folders/routes.js';
 import { FoldersService } from './areas/folders/service.js';
 import { completionsArea } from './areas/completions/routes.js';
 import { readPipelineOptions } from './areas/completions/options.js';
+import { ChatAttachments } from './areas/completions/attachments.js';
 import { ChatPipeline } from './areas/completions/service.js';
 import { TaskRegistry } from './areas/tasks/registry.js';
 import { runningTasksArea, tasksArea } from './areas/tasks/routes.js';
@@ -66,6 +67,8 @@ import { MemoriesService } from './areas/memories/service.js';
 import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
 import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
+import { retrievalArea } from './areas/retrieval/routes.js';
+import { CollectionsService } from './areas/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -93,6 +96,7 @@ export interface Services {
   notes: NotesService;
   memories: MemoriesService;
   retrieval: RetrievalService;
+  collections: CollectionsService;
 }
 
 export interface Parley {
@@ -177,10 +181,11 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access, users, models);
+  const files = new FilesService(core, access, users, models, retrieval);
   const prompts = new PromptsService(core, access, users);
   const notes = new NotesService(core, access, users, chats);
   const memories = new MemoriesService(core, access, retrieval);
+  const collections = new CollectionsService(core, retrieval, files);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -188,10 +193,12 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
-  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime, memories });
+  const pipelineOptions = readPipelineOptions(env.raw);
+  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge: null, notes }, pipelineOptions);
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -253,6 +260,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     promptsArea,
     notesArea,
     memoriesArea,
+    retrievalArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

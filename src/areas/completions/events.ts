@@ -26,6 +26,11 @@ export class MessageEvents {
     this.realtime.emitToUser(this.userId, 'events', { chat_id: this.chatId, message_id: this.messageId, data: event });
   }
 
+  /** A status line under the answer (`status`, kept in its `statusHistory`). */
+  async status(data: Json): Promise<void> {
+    await this.fromTool({ type: 'status', data });
+  }
+
   /** A tool's `__event_emitter__(event)`. */
   async fromTool(event: unknown): Promise<void> {
     if (!isObject(event) || typeof event.type !== 'string') return;

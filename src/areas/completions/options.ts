@@ -1,4 +1,4 @@
-import { int } from '../../config/env.js';
+import { bool, int } from '../../config/env.js';
 
 /** Process-level settings of the chat pipeline (the reference's env.py CHAT_RESPONSE_* constants). */
 export interface PipelineOptions {
@@ -10,6 +10,8 @@ export interface PipelineOptions {
    * "unlimited") means the default.
    */
   maxToolCallRounds: number;
+  /** RAG_SYSTEM_CONTEXT: retrieved context goes into the system message instead of before the user's last message. */
+  ragSystemContext: boolean;
 }
 
 const DEFAULT_TOOL_ROUNDS = 30;
@@ -19,5 +21,6 @@ export function readPipelineOptions(raw: Record<string, string | undefined>): Pi
   return {
     streamDeltaChunkSize: Math.max(1, int(raw.CHAT_RESPONSE_STREAM_DELTA_CHUNK_SIZE, 1)),
     maxToolCallRounds: rounds > 0 ? rounds : DEFAULT_TOOL_ROUNDS,
+    ragSystemContext: bool(raw.RAG_SYSTEM_CONTEXT, false),
   };
 }

@@ -16,11 +16,13 @@ import type { TaskHandle } from '../tasks/registry.js';
 import type { TasksService } from '../tasks/service.js';
 import type { ToolsService } from '../tools/service.js';
 import { isSavedChatId, temporarySessionId } from '../chats/ids.js';
+import { type ChatAttachments, checkAttachmentList } from './attachments.js';
 import { MessageEvents } from './events.js';
 import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
+import { type Source, sourcesEvent, withSources } from './sources.js';
 import { ChatTools } from './tools.js';
 
 /**
@@ -103,6 +105,7 @@ export class ChatPipeline {
       tasks: TasksService;
       realtime: Realtime;
       memories: MemoryRecall;
+      attachments: ChatAttachments;
     },
   ) {}
 
@@ -116,6 +119,7 @@ export class ChatPipeline {
 
   async complete(user: UserRecord, body: Json, request: RequestInfo): Promise<PipelineReply> {
     const form = { ...body };
+    checkAttachmentList(form.files);
     const modelId = text(form.model) ?? '';
     const lookup = this.context(user, request, request.signal);
     const primary = await this.resolveModel(user, modelId, lookup);
@@ -400,8 +404,9 @@ export class ChatPipeline {
         events.send('chat:completion', { selected_model_id: model.id });
         if (saved) await chats.upsertMessage(job.chatId, messageId, { selectedModelId: model.id }, { touch: false });
       }
+      const { messages } = await this.attach(job, model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
-      const result = await generate(this.deps.completions, this.generationRequest(job, target, model, events, context), sink);
+      const result = await generate(this.deps.completions, this.generationRequest(job, target, model, messages, events, context), sink);
       sink.flush();
       if (result.cancelled) {
         events.send('chat:tasks:cancel');
@@ -442,14 +447,35 @@ export class ChatPipeline {
     events.send('chat:tasks:cancel');
   }
 
-  private generationRequest(job: Job, target: Target, model: Json, events: MessageEvents | null, context: CallContext & { signal: AbortSignal }): GenerationRequest {
+  /**
+   * The conversation with the request's attachments applied (attachments.ts); their
+   * sources go to the answer's viewers and into the stored answer before it is written.
+   */
+  private async attach(job: Job, model: Json, context: CallContext, events: MessageEvents | null): Promise<{ messages: Message[]; sources: Source[] }> {
+    const prepared = await this.deps.attachments.prepare({
+      user: job.user,
+      model,
+      items: job.form.files,
+      messages: job.messages,
+      chatId: job.chatId,
+      context,
+      status: events ? (data) => events.status(data) : null,
+    });
+    if (events && prepared.sources.length > 0) {
+      events.send('chat:completion', { sources: prepared.sources });
+      if (isSavedChatId(job.chatId)) await this.deps.chats.upsertMessage(job.chatId, events.messageId, { sources: prepared.sources }, { touch: false });
+    }
+    return prepared;
+  }
+
+  private generationRequest(job: Job, target: Target, model: Json, messages: Message[], events: MessageEvents | null, context: CallContext & { signal: AbortSignal }): GenerationRequest {
     const { realtime } = this.deps;
     const { user, sessionId, chatId, form } = job;
     const messageId = target.messageId;
     return {
       user,
       model: String(model.id),
-      messages: job.messages,
+      messages,
       params: job.params,
       stream: job.stream,
       includeUsage: job.includeUsage || modelReportsUsage(model),
@@ -566,18 +592,19 @@ export class ChatPipeline {
     const context = this.context(job.user, job.request, job.request.signal, { chat_id: job.chatId, message_id: target.messageId });
     const model = target.model.owned_by === 'arena' ? await this.arenaPick(job.user, target.model, context) : target.model;
     const storedAnswer = isSavedChatId(job.chatId) && target.messageId !== null;
+    const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
+    const { messages, sources } = await this.attach(job, model, context, events);
     if (!job.tools && !storedAnswer) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));
-      const payload = { ...passthrough, ...job.params, model: model.id, messages: job.messages, stream: job.stream };
+      const payload = { ...passthrough, ...job.params, model: model.id, messages, stream: job.stream };
       try {
-        return { kind: 'answer', answer: await this.deps.completions.complete(job.user, payload, context, { bypassAccess: true }) };
+        return { kind: 'answer', answer: withSources(await this.deps.completions.complete(job.user, payload, context, { bypassAccess: true }), sources) };
       } catch (error) {
         if (error instanceof HttpError && error.statusCode >= 500) throw error;
         throw badRequest(errorText(error));
       }
     }
-    const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
-    const request = this.generationRequest(job, target, model, events, context);
+    const request = this.generationRequest(job, target, model, messages, events, context);
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
@@ -587,7 +614,7 @@ export class ChatPipeline {
       const result = await generate(this.deps.completions, request, { progress() {} });
       await save(result);
       if (result.error !== null) throw badRequest(result.error);
-      return { kind: 'answer', answer: { kind: 'json', status: 200, body: completionBody(String(model.id), result) } };
+      return { kind: 'answer', answer: withSources({ kind: 'json', status: 200, body: completionBody(String(model.id), result) }, sources) };
     }
     if (events) {
       // As the reference (middleware.py): a streamed answer to a stored message without a socket session
@@ -600,6 +627,7 @@ export class ChatPipeline {
       return { kind: 'answer', answer: { kind: 'json', status: 200, body: null } };
     }
     const out = new PassThrough();
+    if (sources.length > 0) out.write(sourcesEvent(sources));
     const chunks = new ChunkWriter(out, String(model.id));
     void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta) })
       .then((result) => chunks.end(result, request.includeUsage))

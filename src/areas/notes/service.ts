@@ -332,6 +332,14 @@ export class NotesService {
 
   // ---- the collaborative document ------------------------------------------------
 
+  /** A note as a chat's source: its title and Markdown when the user may read it, null otherwise. */
+  async readable(user: UserRecord, id: string): Promise<{ id: string; title: string; markdown: string } | null> {
+    const note = await this.store().byId(id);
+    if (!note || !(await this.may(user, note, 'read'))) return null;
+    const content = (note.data as { content?: { md?: unknown } } | null)?.content;
+    return { id: note.id, title: note.title, markdown: typeof content?.md === 'string' ? content.md : '' };
+  }
+
   /** The note, or null (the socket handlers drop what they cannot serve). */
   async find(id: string): Promise<NoteRecord | null> {
     return this.store().byId(id);

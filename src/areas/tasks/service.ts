@@ -38,10 +38,16 @@ const FAILURE: Record<TaskKind, { status: number; detail: 'internal' | 'message'
 };
 
 /** The `{...}` of a task model's answer (which may wrap it in prose or fences), parsed; null when there is none. */
-export function answerJson(body: unknown): Json | null {
+/** The text of a one-choice Chat Completions answer (its reasoning when it has no content); null for anything else. */
+function answerText(body: unknown): string | null {
   if (!isObject(body) || !Array.isArray(body.choices) || body.choices.length !== 1) return null;
   const message = isObject(body.choices[0]) && isObject(body.choices[0].message) ? body.choices[0].message : {};
-  const text = String(message.content || message.reasoning_content || '');
+  return String(message.content || message.reasoning_content || '');
+}
+
+export function answerJson(body: unknown): Json | null {
+  const text = answerText(body);
+  if (text === null) return null;
   const start = text.indexOf('{');
   const end = text.lastIndexOf('}');
   if (start < 0 || end < start) return null;
@@ -221,6 +227,25 @@ export class TasksService {
 
   async chatTags(user: UserRecord, modelId: string, messages: Message[], chatId: string, context: CallContext): Promise<string[] | null> {
     return strings((await this.ask('tags', user, modelId, messages, chatId, context))?.tags);
+  }
+
+  /**
+   * Search queries for the chat's attachments (`type: 'retrieval'`): the `queries` of the task
+   * model's JSON, or its whole answer as one query when it wrote no JSON (as the reference's
+   * chat_completion_files_handler); none when the task is off or fails.
+   */
+  async retrievalQueries(user: UserRecord, modelId: string, messages: Message[], chatId: string, context: CallContext): Promise<string[]> {
+    try {
+      const answer = await this.run('queries', user, { model: modelId, messages, type: 'retrieval', chat_id: chatId }, context);
+      if (answer.kind !== 'json' || answer.status >= 400) return [];
+      const parsed = answerJson(answer.body);
+      if (parsed) return strings(parsed.queries) ?? [];
+      const text = answerText(answer.body)?.trim();
+      return text ? [text] : [];
+    } catch (error) {
+      this.core.log.debug({ err: error instanceof Error ? error.message : String(error) }, 'Retrieval query generation failed');
+      return [];
+    }
   }
 
   async followUps(user: UserRecord, modelId: string, messages: Message[], chatId: string, context: CallContext): Promise<string[] | null> {

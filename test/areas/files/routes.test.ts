@@ -4,6 +4,7 @@ import { FormData, fetch } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { makeDocx, makeOdt, makePdf, makePptx, makeXlsx } from '../../helpers/documents.js';
+import { processedFile, uploadFile } from '../../helpers/files.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 
@@ -14,23 +15,9 @@ describe('files routes', () => {
   const send = (account: Account | null, method: string, url: string, body?: FormData | string, headers: Record<string, string> = {}) =>
     fetch(world.server.url + url, { method, body, headers: { ...(account ? { authorization: `Bearer ${account.token}` } : {}), ...headers } });
 
-  async function upload(account: Account, name: string, content: string | Uint8Array, type = 'text/plain', options: { metadata?: unknown; query?: string } = {}) {
-    const form = new FormData();
-    form.append('file', new Blob([content], { type }), name);
-    if (options.metadata !== undefined) form.append('metadata', typeof options.metadata === 'string' ? options.metadata : JSON.stringify(options.metadata));
-    const response = await send(account, 'POST', `/api/v1/files/${options.query ?? ''}`, form);
-    return { status: response.status, body: (await response.json()) as any };
-  }
-
-  /** Waits for processing to end; answers the final status. */
-  async function processed(account: Account, id: string): Promise<{ status: string; error?: string }> {
-    for (let i = 0; i < 100; i++) {
-      const res = await world.api.get(`/api/v1/files/${id}/process/status`, { token: account.token });
-      if (res.body.status !== 'pending') return res.body;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error('still pending');
-  }
+  const upload = (account: Account, name: string, content: string | Uint8Array, type = 'text/plain', options: { metadata?: unknown; query?: string } = {}) =>
+    uploadFile(world.server.url, account, name, content, type, options);
+  const processed = (account: Account, id: string) => processedFile(world.api, account, id);
 
   const uploads = () => readdirSync(path.join(world.server.dataDir, 'uploads'));
 
