@@ -532,7 +532,7 @@ export class FilesService {
   }
 
   async close(): Promise<void> {
-    await this.processing.stop();
+    await this.processing.close();
     await this.storage.close();
   }
 }
