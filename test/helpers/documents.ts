@@ -106,3 +106,43 @@ export function makeOdt(heading: string, paragraphs: string[]): Promise<Buffer> 
       .join('')}</office:text></office:body></office:document-content>`,
   });
 }
+
+/**
+ * An EPUB: container.xml naming a package document in OEBPS/, whose spine
+ * lists the chapters in reading order (on purpose not the manifest's order),
+ * one XHTML page each with a heading and paragraphs.
+ */
+export function makeEpub(chapters: { title: string; paragraphs: string[] }[]): Promise<Buffer> {
+  const ids = chapters.map((_, i) => `ch${i + 1}`);
+  const files: Record<string, string> = {
+    mimetype: 'application/epub+zip',
+    'META-INF/container.xml':
+      '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+    'OEBPS/content.opf': `<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>${[...ids]
+      .reverse()
+      .map((id) => `<item id="${id}" href="text/${id}.xhtml" media-type="application/xhtml+xml"/>`)
+      .join('')}<item id="css" href="style.css" media-type="text/css"/></manifest><spine>${ids.map((id) => `<itemref idref="${id}"/>`).join('')}</spine></package>`,
+    'OEBPS/style.css': 'p { margin: 0 }',
+  };
+  chapters.forEach((chapter, i) => {
+    files[`OEBPS/text/${ids[i]}.xhtml`] =
+      `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>${xmlEscape(chapter.title)}</title><style>p{}</style></head><body><h1>${xmlEscape(chapter.title)}</h1>${chapter.paragraphs
+        .map((p) => `<p>${xmlEscape(p)}</p>`)
+        .join('')}</body></html>`;
+  });
+  return zipOf(files);
+}
+
+/** A MIME mail (RFC 5322) with a text body, an HTML alternative or only HTML, and named attachments. */
+export function makeEml(mail: { from: string; to: string; subject: string; text?: string; html?: string; attachments?: string[] }): Buffer {
+  const boundary = 'parley-boundary';
+  const parts: string[] = [];
+  if (mail.text !== undefined) parts.push(`Content-Type: text/plain; charset=utf-8\r\n\r\n${mail.text}`);
+  if (mail.html !== undefined) parts.push(`Content-Type: text/html; charset=utf-8\r\n\r\n${mail.html}`);
+  for (const name of mail.attachments ?? []) {
+    parts.push(`Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(`bytes of ${name}`).toString('base64')}`);
+  }
+  const head = [`From: ${mail.from}`, `To: ${mail.to}`, `Subject: ${mail.subject}`, 'Date: Tue, 24 Nov 2026 10:00:00 +0000', 'MIME-Version: 1.0'];
+  const body = parts.map((part) => `--${boundary}\r\n${part}\r\n`).join('') + `--${boundary}--\r\n`;
+  return Buffer.from(`${head.join('\r\n')}\r\nContent-Type: multipart/mixed; boundary="${boundary}"\r\n\r\n${body}`);
+}
