@@ -6,13 +6,19 @@ import {
   DOCLING_API_KEY,
   DOCLING_PARAMS,
   DOCLING_SERVER_URL,
+  DOCUMENT_INTELLIGENCE_ENDPOINT,
+  DOCUMENT_INTELLIGENCE_KEY,
+  DOCUMENT_INTELLIGENCE_MODEL,
   EXTERNAL_DOCUMENT_LOADER_API_KEY,
   EXTERNAL_DOCUMENT_LOADER_HEADERS,
   EXTERNAL_DOCUMENT_LOADER_URL,
+  MISTRAL_OCR_API_BASE_URL,
+  MISTRAL_OCR_API_KEY,
+  MISTRAL_OCR_USE_BASE64,
   PDF_EXTRACT_IMAGES,
   TIKA_SERVER_URL,
 } from '../../core/retrieval/extraction-settings.js';
-import { doclingText, externalLoaderText, tikaText } from './engines.js';
+import { doclingText, documentIntelligenceText, externalLoaderText, mistralOcrText, tikaText } from './engines.js';
 import { ExtractionPool } from './extraction-pool.js';
 import { ExtractionError, looksLikeText } from './extraction-shared.js';
 
@@ -40,6 +46,14 @@ const SOURCE_EXTENSIONS = new Set(
 
 /** The reference's `Loader._is_text_file`: read locally, never sent to Tika or Docling. */
 const isTextFile = (extension: string, type: string) => SOURCE_EXTENSIONS.has(extension) || (type.includes('text/') && !type.includes('html'));
+
+/** What the reference sends to Document Intelligence: by extension, or by declared type. */
+const DOCUMENT_INTELLIGENCE_EXTENSIONS = new Set(['pdf', 'docx', 'ppt', 'pptx']);
+const DOCUMENT_INTELLIGENCE_TYPES = new Set([
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.ms-powerpoint',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+]);
 
 /** Types speech-to-text takes (the reference's default `audio.stt.supported_content_types`). */
 const isSpeech = (type: string) => type.startsWith('audio/') || type === 'video/webm';
@@ -100,6 +114,20 @@ export class ContentExtraction {
         const url = this.settings.get(DOCLING_SERVER_URL);
         return url && !isTextFile(extension, type)
           ? doclingText(url, this.settings.get(DOCLING_API_KEY), this.settings.get(DOCLING_PARAMS), remote)
+          : local();
+      }
+      case 'mistral_ocr': {
+        const key = this.settings.get(MISTRAL_OCR_API_KEY);
+        return key && extension === 'pdf'
+          ? mistralOcrText(this.settings.get(MISTRAL_OCR_API_BASE_URL), key, this.settings.get(MISTRAL_OCR_USE_BASE64), remote)
+          : local();
+      }
+      case 'document_intelligence': {
+        const endpoint = this.settings.get(DOCUMENT_INTELLIGENCE_ENDPOINT);
+        const key = this.settings.get(DOCUMENT_INTELLIGENCE_KEY);
+        // Without a key the reference signs in with Azure's default credentials, which Parley does not have.
+        return endpoint && key && (DOCUMENT_INTELLIGENCE_EXTENSIONS.has(extension) || DOCUMENT_INTELLIGENCE_TYPES.has(type))
+          ? documentIntelligenceText(endpoint, key, this.settings.get(DOCUMENT_INTELLIGENCE_MODEL), remote)
           : local();
       }
       default:

@@ -13,7 +13,7 @@ const jsonObject = (raw: string): Record<string, unknown> => {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 };
 
-/** '' (the built-in extractors), 'tika', 'docling' or 'external'; other engines of the reference fall back to the built-in ones. */
+/** '' (the built-in extractors), 'tika', 'docling', 'external', 'mistral_ocr' or 'document_intelligence'; the reference's other engines fall back to the built-in ones. */
 export const CONTENT_EXTRACTION_ENGINE = defineSetting<string>({
   key: 'rag.content_extraction_engine',
   env: 'CONTENT_EXTRACTION_ENGINE',
@@ -72,4 +72,43 @@ export const EXTERNAL_DOCUMENT_LOADER_HEADERS = defineSetting<Record<string, unk
   default: {},
   parse: jsonObject,
   check: checks.object,
+});
+
+export const MISTRAL_OCR_API_BASE_URL = defineSetting<string>({
+  key: 'rag.mistral_ocr_api_base_url',
+  env: 'MISTRAL_OCR_API_BASE_URL',
+  default: 'https://api.mistral.ai/v1',
+  check: checks.string,
+});
+
+export const MISTRAL_OCR_API_KEY = defineSetting<string>({ key: 'rag.mistral_ocr_api_key', env: 'MISTRAL_OCR_API_KEY', default: '', check: checks.string });
+
+/** Sends the PDF inline as a data URL instead of uploading it to Mistral's file store first. */
+export const MISTRAL_OCR_USE_BASE64 = defineSetting<boolean>({
+  key: 'rag.mistral_ocr_use_base64',
+  env: 'MISTRAL_OCR_USE_BASE64',
+  default: false,
+  parse: parsers.bool,
+  check: checks.bool,
+});
+
+export const DOCUMENT_INTELLIGENCE_ENDPOINT = defineSetting<string>({
+  key: 'rag.document_intelligence_endpoint',
+  env: 'DOCUMENT_INTELLIGENCE_ENDPOINT',
+  default: '',
+  check: checks.string,
+});
+
+export const DOCUMENT_INTELLIGENCE_KEY = defineSetting<string>({
+  key: 'rag.document_intelligence_key',
+  env: 'DOCUMENT_INTELLIGENCE_KEY',
+  default: '',
+  check: checks.string,
+});
+
+export const DOCUMENT_INTELLIGENCE_MODEL = defineSetting<string>({
+  key: 'rag.document_intelligence_model',
+  env: 'DOCUMENT_INTELLIGENCE_MODEL',
+  default: 'prebuilt-layout',
+  check: checks.string,
 });

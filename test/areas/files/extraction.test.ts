@@ -193,6 +193,75 @@ describe('external content extraction engines', () => {
     expect(await files.processed(world.owner, failing)).toEqual({ status: 'failed', error: 'Error loading document: 502 loader broke' });
   });
 
+  it('reads PDFs with Mistral OCR, uploading them and deleting the copy, or inline as base64', async () => {
+    await configure({ 'rag.content_extraction_engine': 'mistral_ocr', 'rag.mistral_ocr_api_base_url': `${engines().url}/mistral/v1/`, 'rag.mistral_ocr_api_key': 'mistral-key' });
+    const pdf = makePdf(['scan']);
+    const id = await files.upload(world.owner, 'scan.pdf', pdf, 'application/pdf');
+    expect(await files.processed(world.owner, id)).toEqual({ status: 'completed' });
+    expect(await files.content(world.owner, id)).toBe(`# OCR page one page three of ${pdf.length} bytes`);
+    expect(engines().requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /mistral/v1/files',
+      'GET /mistral/v1/files/file-1/url?expiry=1',
+      'POST /mistral/v1/ocr',
+      'DELETE /mistral/v1/files/file-1',
+    ]);
+    expect(engines().requests[0].fields).toEqual({ purpose: ['ocr'], file: ['scan.pdf:application/pdf'] });
+    expect(JSON.parse(engines().requests[2].body.toString())).toEqual({
+      model: 'mistral-ocr-latest',
+      document: { type: 'document_url', document_url: 'https://signed.example/file-1' },
+      include_image_base64: false,
+    });
+
+    // Not a PDF: the built-in extractors.
+    const text = await files.upload(world.owner, 'notes.md', '# notes', 'text/markdown');
+    expect(await files.processed(world.owner, text)).toEqual({ status: 'completed' });
+    expect(await files.content(world.owner, text)).toBe('# notes');
+    expect(engines().requests).toHaveLength(4);
+
+    engines().requests.length = 0;
+    const failing = await files.upload(world.owner, 'bad.pdf', 'FAIL', 'application/pdf');
+    expect(await files.processed(world.owner, failing)).toEqual({ status: 'failed', error: 'Error during processing: 500 {"detail":"ocr broke"}' });
+    expect(engines().requests.at(-1)).toMatchObject({ method: 'DELETE', path: '/mistral/v1/files/file-2' });
+
+    await configure({ 'rag.mistral_ocr_use_base64': true });
+    engines().requests.length = 0;
+    const inline = await files.upload(world.owner, 'inline.pdf', pdf, 'application/pdf');
+    expect(await files.processed(world.owner, inline)).toEqual({ status: 'completed' });
+    expect(engines().requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /mistral/v1/ocr']);
+    expect(JSON.parse(engines().requests[0].body.toString()).document.document_url).toBe(`data:application/pdf;base64,${pdf.toString('base64')}`);
+    await configure({ 'rag.mistral_ocr_use_base64': false });
+  });
+
+  it('analyses documents with Azure Document Intelligence, polling the operation', async () => {
+    await configure({
+      'rag.content_extraction_engine': 'document_intelligence',
+      'rag.document_intelligence_endpoint': `${engines().url}/di/`,
+      'rag.document_intelligence_key': 'di-key',
+    });
+    const docx = 'docx bytes';
+    const id = await files.upload(world.owner, 'memo.docx', docx, 'application/octet-stream');
+    expect(await files.processed(world.owner, id)).toEqual({ status: 'completed' });
+    expect(await files.content(world.owner, id)).toBe(`# Analyzed\n\n${docx.length} bytes`);
+    const [analyze, ...polls] = engines().requests;
+    expect(analyze).toMatchObject({
+      method: 'POST',
+      path: '/di/documentintelligence/documentModels/prebuilt-layout:analyze?api-version=2024-11-30&outputContentFormat=markdown',
+      headers: { 'content-type': 'application/octet-stream', 'ocp-apim-subscription-key': 'di-key' },
+    });
+    expect(polls.map((r) => r.method)).toEqual(['GET', 'GET']);
+
+    const failing = await files.upload(world.owner, 'bad.pdf', 'FAIL', 'application/pdf');
+    expect(await files.processed(world.owner, failing)).toEqual({
+      status: 'failed',
+      error: 'Error calling Document Intelligence: The file is corrupted or format is unsupported.',
+    });
+    const elsewhere = await files.upload(world.owner, 'odd.pdf', 'ELSEWHERE', 'application/pdf');
+    expect(await files.processed(world.owner, elsewhere)).toEqual({
+      status: 'failed',
+      error: 'Error calling Document Intelligence: the answer has no Operation-Location on the endpoint',
+    });
+  });
+
   it('fails the file with the reason when the engine cannot be reached', async () => {
     await configure({ 'rag.content_extraction_engine': 'tika', 'rag.tika_server_url': 'http://127.0.0.1:9' });
     const id = await files.upload(world.owner, 'doc.pdf', makePdf(['x']), 'application/pdf');
