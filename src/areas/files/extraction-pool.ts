@@ -23,10 +23,10 @@ interface Pending {
 /**
  * The local extractors (extract.ts) in a pool of worker threads, so pdf.js or
  * an office document never holds the event loop that answers requests. At most
- * `size` workers, started at first use and kept; a task past `timeoutMs` has
- * its worker terminated, and a worker that crashes (an uncaught error, out of
- * memory) fails its task with the reason: either way a new worker takes the
- * next task.
+ * `size` workers of at most `memoryMb` of heap each, started at first use and
+ * kept; a task past `timeoutMs` has its worker terminated, and a worker that
+ * crashes (an uncaught error, out of memory) fails its task with the reason:
+ * either way a new worker takes the next task.
  */
 export class ExtractionPool {
   private readonly slots: Slot[] = [];
@@ -37,6 +37,7 @@ export class ExtractionPool {
   constructor(
     private readonly size: number,
     private readonly timeoutMs: number,
+    private readonly memoryMb: number,
   ) {}
 
   /** The text of a stored file, or an ExtractionError. */
@@ -76,7 +77,7 @@ export class ExtractionPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.entry!, { stdout: false, stderr: false });
+    const worker = new Worker(this.entry!, { stdout: false, stderr: false, resourceLimits: { maxOldGenerationSizeMb: this.memoryMb } });
     const slot: Slot = { worker, task: null };
     worker.on('message', (reply: ExtractionReply) => {
       const pending = slot.task;

@@ -27,6 +27,8 @@ export interface ExtractionOptions {
   workers: number;
   /** Longest extraction of one file, built-in or by an engine (CONTENT_EXTRACTION_TIMEOUT, ms). */
   timeoutMs: number;
+  /** Heap of one worker thread (CONTENT_EXTRACTION_WORKER_MEMORY_MB): a document that needs more (a zip bomb) fails alone. */
+  workerMemoryMb: number;
 }
 
 /** A stored file to extract. */
@@ -85,7 +87,7 @@ export class ContentExtraction {
     private readonly settings: SettingsStore,
     private readonly options: ExtractionOptions,
   ) {
-    this.pool = new ExtractionPool(options.workers, options.timeoutMs);
+    this.pool = new ExtractionPool(options.workers, options.timeoutMs, options.workerMemoryMb);
   }
 
   async extract(input: ExtractionInput): Promise<string> {

@@ -25,6 +25,7 @@ export function readProcessingOptions(raw: Record<string, string | undefined>): 
     pollMs: Math.round(number(raw.CONTENT_EXTRACTION_POLL_INTERVAL, 1) * 1000),
     workers: Math.max(1, Math.floor(number(raw.CONTENT_EXTRACTION_WORKERS, 2))),
     timeoutMs: Math.round(number(raw.CONTENT_EXTRACTION_TIMEOUT, 300) * 1000),
+    workerMemoryMb: Math.round(number(raw.CONTENT_EXTRACTION_WORKER_MEMORY_MB, 1024)),
   };
 }
 

@@ -108,6 +108,30 @@ describe('content extraction with a short timeout and one worker', () => {
     const locked = await files.upload(world.owner, 'locked.pdf', makePdf(['secret'], { locked: true }), 'application/pdf');
     expect(await files.processed(world.owner, locked)).toEqual({ status: 'failed', error: 'The PDF is password-protected' });
   });
+
+});
+
+describe('content extraction with one small worker', () => {
+  const world = useServer({ users: { owner: ['user', 'Memory Owner'] }, env: { CONTENT_EXTRACTION_WORKERS: '1', CONTENT_EXTRACTION_WORKER_MEMORY_MB: '64' } });
+  const files = filesOf(world);
+
+  it('fails a zip bomb whose worker runs out of memory, and goes on with the next', { timeout: 120_000 }, async () => {
+    const { default: JSZip } = await import('jszip');
+    const zip = new JSZip();
+    zip.file('xl/workbook.xml', '<workbook><sheets><sheet name="Bomb" sheetId="1"/></sheets></workbook>');
+    // 150 MB of shared strings in a file of a few hundred KB.
+    zip.file('xl/sharedStrings.xml', `<sst><si><t>${'x'.repeat(150 * 2 ** 20)}</t></si></sst>`);
+    zip.file('xl/worksheets/sheet1.xml', '<worksheet><sheetData><row><c t="s"><v>0</v></c></row></sheetData></worksheet>');
+    const bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+    expect(bomb.length).toBeLessThan(2 * 2 ** 20);
+    const id = await files.upload(world.owner, 'bomb.xlsx', bomb, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    const next = await files.upload(world.owner, 'next.txt', 'after the bomb', 'text/plain');
+    expect(await files.processed(world.owner, id, 60_000)).toEqual({
+      status: 'failed',
+      error: 'The extraction worker stopped: Worker terminated due to reaching memory limit: JS heap out of memory',
+    });
+    expect(await files.processed(world.owner, next)).toEqual({ status: 'completed' });
+  });
 });
 
 describe('external content extraction engines', () => {
