@@ -32,9 +32,9 @@ export function readProcessingOptions(raw: Record<string, string | undefined>): 
 /**
  * The content extraction queue: uploads add a job in the database and return;
  * every instance claims jobs (see FileStore.claimJob), as many at a time as it
- * has extraction workers (extraction.ts), so
- * extraction never holds a request and a job an instance dropped (killed, shut
- * down mid-way) is taken again once its lease ran out. A file ends `completed`
+ * has extraction workers (extraction.ts), so extraction never holds a request,
+ * and a job an instance dropped (killed, shut down mid-way) is taken again
+ * once its lease ran out. A file ends `completed`
  * with `data.content`, or `failed` with `data.error`.
  */
 export class FileProcessing {

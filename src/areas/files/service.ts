@@ -107,8 +107,9 @@ function storedName(id: string, name: string): string {
  * Files: stored bytes (DATA_DIR/uploads, behind core/storage) and their
  * records. A file is readable by its owner, admins, holders of a read grant
  * on it, readers of a workspace model that attaches it and those who may open
- * a shared chat showing it (knowledge will add its own); changing it takes ownership, admin, a write grant, or
- * write on a model of the file's owner that attaches it. Uploads queue content extraction (processing.ts).
+ * a shared chat showing it (knowledge will add its own); changing it takes
+ * ownership, admin, a write grant, or write on a model of the file's owner
+ * that attaches it. Uploads queue content extraction (processing.ts).
  * The plugin compatibility layer (`open_webui.models.files`,
  * `open_webui.storage.provider`) calls this as the plugin's user. See
  * docs/files.md and docs/plugin-compat.md.
