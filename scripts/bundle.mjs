@@ -36,9 +36,13 @@ const startedAt = new Date();
 const staging = mkdtempSync(path.join(path.dirname(outdir), `.${path.basename(outdir)}.build-`));
 try {
   await build({
-    entryPoints: [fileURLToPath(new URL('../src/main.ts', import.meta.url))],
+    // The extraction worker thread's script goes beside parley.js (src/areas/files/extraction-pool.ts).
+    entryPoints: {
+      parley: fileURLToPath(new URL('../src/main.ts', import.meta.url)),
+      'parley-extraction-worker': fileURLToPath(new URL('../src/areas/files/extraction-worker.ts', import.meta.url)),
+    },
     outdir: staging,
-    entryNames: 'parley',
+    entryNames: '[name]',
     chunkNames: 'parley-[name]-[hash]',
     splitting: true,
     bundle: true,
@@ -62,7 +66,7 @@ try {
   });
 
   const written = readdirSync(staging);
-  const entryLast = (name) => (name.startsWith(ENTRY) ? 1 : 0);
+  const entryLast = (name) => (name === ENTRY || name === `${ENTRY}.map` ? 1 : 0);
   for (const name of written.sort((a, b) => entryLast(a) - entryLast(b))) renameSync(path.join(staging, name), path.join(outdir, name));
   utimesSync(path.join(outdir, ENTRY), startedAt, startedAt);
 

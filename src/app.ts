@@ -181,7 +181,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access, users, models, retrieval);
+  const files = new FilesService(core, access, users, models, chats, retrieval);
   const prompts = new PromptsService(core, access, users);
   const notes = new NotesService(core, access, users, chats);
   const memories = new MemoriesService(core, access, retrieval);

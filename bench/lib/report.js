@@ -21,6 +21,8 @@ export const format = {
   rps: (n) => (Number.isFinite(n) ? `${Math.round(n).toLocaleString('en-US')}/s` : 'n/a'),
   ms: (n) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms` : 'n/a'),
   micros: (n) => (Number.isFinite(n) ? `${Math.round(n)} µs` : 'n/a'),
+  megabytesPerSecond: (n) => (Number.isFinite(n) ? `${n.toFixed(0)} MB/s` : 'n/a'),
+  pagesPerSecond: (n) => (Number.isFinite(n) ? `${Math.round(n).toLocaleString('en-US')} pages/s` : 'n/a'),
   count: (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a'),
   ratio: (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : ''),
 };

@@ -1,5 +1,6 @@
 import authsSession from './auths-session.js';
 import chatsList from './chats-list.js';
+import files from './files.js';
 import firstChunk from './first-chunk.js';
 import memoriesQuery from './memories-query.js';
 import modelsList from './models-list.js';
@@ -27,4 +28,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files];

@@ -1,37 +1,9 @@
 /**
  * Small real documents made at test time, for extraction tests: a PDF with
- * one page of text per entry (Helvetica, the offsets of its xref computed;
- * `locked`: password-protected),
+ * one page of text per entry (bench/lib/pdf.js, which the bench uses too),
  * and a DOCX (a zip of the three parts Word needs) with one paragraph each.
  */
-export function makePdf(pages: string[], options: { locked?: boolean } = {}): Buffer {
-  const objects: string[] = [];
-  const pageIds = pages.map((_, i) => 4 + i * 2);
-  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
-  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
-  objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
-  pages.forEach((text, i) => {
-    const escaped = text.replace(/[\\()]/g, (c) => `\\${c}`);
-    const stream = `BT /F1 12 Tf 72 720 Td (${escaped}) Tj ET`;
-    objects[4 + i * 2] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`;
-    objects[5 + i * 2] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
-  });
-  let pdf = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  for (let id = 1; id < objects.length; id++) {
-    offsets[id] = pdf.length;
-    pdf += `${id} 0 obj\n${objects[id]}\nendobj\n`;
-  }
-  const xref = pdf.length;
-  pdf += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
-  for (let id = 1; id < objects.length; id++) pdf += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
-  // Locked: a standard security handler whose user password is not the empty one (its /U matches no key).
-  const lock = options.locked
-    ? ` /Encrypt << /Filter /Standard /V 1 /R 2 /O <${'11'.repeat(32)}> /U <${'22'.repeat(32)}> /P -4 >> /ID [<${'33'.repeat(16)}> <${'33'.repeat(16)}>]`
-    : '';
-  pdf += `trailer\n<< /Size ${objects.length} /Root 1 0 R${lock} >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(pdf, 'latin1');
-}
+export { makePdf } from '../../bench/lib/pdf.js';
 
 /** A DOCX of one paragraph per entry. */
 export async function makeDocx(paragraphs: string[]): Promise<Buffer> {
@@ -105,4 +77,44 @@ export function makeOdt(heading: string, paragraphs: string[]): Promise<Buffer> 
       .map((p) => `<text:p>${xmlEscape(p)}</text:p>`)
       .join('')}</office:text></office:body></office:document-content>`,
   });
+}
+
+/**
+ * An EPUB: container.xml naming a package document in OEBPS/, whose spine
+ * lists the chapters in reading order (on purpose not the manifest's order),
+ * one XHTML page each with a heading and paragraphs.
+ */
+export function makeEpub(chapters: { title: string; paragraphs: string[] }[]): Promise<Buffer> {
+  const ids = chapters.map((_, i) => `ch${i + 1}`);
+  const files: Record<string, string> = {
+    mimetype: 'application/epub+zip',
+    'META-INF/container.xml':
+      '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+    'OEBPS/content.opf': `<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>${[...ids]
+      .reverse()
+      .map((id) => `<item id="${id}" href="text/${id}.xhtml" media-type="application/xhtml+xml"/>`)
+      .join('')}<item id="css" href="style.css" media-type="text/css"/></manifest><spine>${ids.map((id) => `<itemref idref="${id}"/>`).join('')}</spine></package>`,
+    'OEBPS/style.css': 'p { margin: 0 }',
+  };
+  chapters.forEach((chapter, i) => {
+    files[`OEBPS/text/${ids[i]}.xhtml`] =
+      `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>${xmlEscape(chapter.title)}</title><style>p{}</style></head><body><h1>${xmlEscape(chapter.title)}</h1>${chapter.paragraphs
+        .map((p) => `<p>${xmlEscape(p)}</p>`)
+        .join('')}</body></html>`;
+  });
+  return zipOf(files);
+}
+
+/** A MIME mail (RFC 5322) with a text body, an HTML alternative or only HTML, and named attachments. */
+export function makeEml(mail: { from: string; to: string; subject: string; text?: string; html?: string; attachments?: string[] }): Buffer {
+  const boundary = 'parley-boundary';
+  const parts: string[] = [];
+  if (mail.text !== undefined) parts.push(`Content-Type: text/plain; charset=utf-8\r\n\r\n${mail.text}`);
+  if (mail.html !== undefined) parts.push(`Content-Type: text/html; charset=utf-8\r\n\r\n${mail.html}`);
+  for (const name of mail.attachments ?? []) {
+    parts.push(`Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="${name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(`bytes of ${name}`).toString('base64')}`);
+  }
+  const head = [`From: ${mail.from}`, `To: ${mail.to}`, `Subject: ${mail.subject}`, 'Date: Tue, 24 Nov 2026 10:00:00 +0000', 'MIME-Version: 1.0'];
+  const body = parts.map((part) => `--${boundary}\r\n${part}\r\n`).join('') + `--${boundary}--\r\n`;
+  return Buffer.from(`${head.join('\r\n')}\r\nContent-Type: multipart/mixed; boundary="${boundary}"\r\n\r\n${body}`);
 }

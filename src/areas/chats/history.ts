@@ -31,6 +31,16 @@ export function messagesOf(chat: Json): MessageMap {
   return map;
 }
 
+/** The ids of the files a message carries (`files[].id`, or `files[].file.id` as the frontend nests uploads). */
+export function fileIdsOf(message: Message): string[] {
+  if (!Array.isArray(message.files)) return [];
+  return message.files.flatMap((entry) => {
+    if (!isObject(entry)) return [];
+    const id = typeof entry.id === 'string' ? entry.id : isObject(entry.file) && typeof entry.file.id === 'string' ? entry.file.id : null;
+    return id ? [id] : [];
+  });
+}
+
 /** The message on screen: `history.currentId`, then the legacy markers, then the last listed message. */
 export function currentMessageIdOf(chat: Json): string | null {
   const history = historyOf(chat);

@@ -21,6 +21,7 @@ import {
   contentText,
   currentMessageIdOf,
   deleteMessageFromHistory,
+  fileIdsOf,
   forkHistory,
   historyOf,
   isObject,
@@ -1131,6 +1132,22 @@ export class ChatsService implements FolderChats {
       if (chat) return toChatResponse(chat);
     }
     throw unauthorized(ERROR.NOT_FOUND);
+  }
+
+  /**
+   * Whether a share snapshot the user may open (as `getShared` decides) shows
+   * the file in a message's `files`: the reference's reach of a file through a
+   * shared chat (`has_access_to_file`), read only.
+   */
+  async sharedChatShowsFile(user: UserRecord, fileId: string): Promise<boolean> {
+    if (user.role === 'pending') return false;
+    for (const share of await this.store().sharesMentioning(fileId)) {
+      if (!Object.values(messagesOf(share.chat)).some((message) => fileIdsOf(message).includes(fileId))) continue;
+      if (share.user_id === user.id || (await this.access.hasOpenAccess(SHARED, share.chat_id)) || (await this.granted(user, 'read', [share.chat_id])).has(share.chat_id)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The chat whose share grants the user manages: their own, any for admins with ENABLE_ADMIN_CHAT_ACCESS. */

@@ -550,6 +550,17 @@ export class ChatStore {
     return rows.map((r) => ({ ...r, created_at: Number(r.created_at), updated_at: Number(r.updated_at) }));
   }
 
+  /** Snapshots whose conversation mentions `text` anywhere (a first cut; the caller checks where). */
+  async sharesMentioning(text: string): Promise<Pick<SharedChatRecord, 'id' | 'chat_id' | 'user_id' | 'chat'>[]> {
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.db
+      .selectFrom('shared_chat')
+      .select(['id', 'chat_id', 'user_id', 'chat'])
+      .where(sql<SqlBool>`chat like ${pattern} escape '\\'`)
+      .execute();
+    return rows.map((row) => ({ ...row, chat: fromJson<Json>(row.chat, {}) }));
+  }
+
   async deleteSharesOfChat(chatId: string): Promise<void> {
     await this.db.deleteFrom('shared_chat').where('chat_id', '=', chatId).execute();
   }

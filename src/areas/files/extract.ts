@@ -1,29 +1,31 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ExtractionError, looksLikeText } from './extraction-shared.js';
 import { htmlToText } from './markup.js';
-import { odtText, pptxText, xlsxText } from './office.js';
+import { epubText, odtText, pptxText, xlsxText } from './office.js';
 
 /**
  * Text out of a stored file, for the processing queue (the reference's
  * retrieval/loaders/main.py with its default engine): plain text, source code
  * and markup (recognised by their bytes, whatever type the browser sent), Markdown, HTML as clean text, CSV and
  * TSV as `column: value` rows, JSON as text, PDF (unpdf), DOCX (mammoth),
- * XLSX, PPTX and ODT (office.ts) text. Anything else that is not text fails with a readable reason; the file
- * itself stays stored.
+ * XLSX, PPTX, ODT and EPUB (office.ts) text, EML (mailparser) as headers and
+ * body. Anything else that is not text fails with a readable reason; the file
+ * itself stays stored. Runs in the extraction worker threads (extraction-pool.ts).
  */
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
-/** The zipped XML formats, by extension (office.ts). */
-const OFFICE_READERS: Record<string, (bytes: Buffer) => Promise<string>> = { xlsx: xlsxText, pptx: pptxText, odt: odtText };
-
-export class ExtractionError extends Error {}
+/** The zipped XML formats and mail, by extension. */
+const DOCUMENT_READERS: Record<string, (bytes: Buffer) => Promise<string>> = { xlsx: xlsxText, pptx: pptxText, odt: odtText, epub: epubText, eml: mailText };
+/** The same, by the type a browser sends when the extension is another. */
+const DOCUMENT_TYPES: Record<string, string> = { 'application/epub+zip': 'epub', 'message/rfc822': 'eml' };
 
 const extensionOf = (name: string) => path.extname(name).slice(1).toLowerCase();
 
 /** Text when the bytes look like text: no NUL in the first 8 KB; UTF-8, else Latin-1 (as the reference's `_is_text_file`). */
 export function decodeText(bytes: Buffer): string | null {
-  if (bytes.subarray(0, 8192).includes(0)) return null;
+  if (!looksLikeText(bytes)) return null;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '');
   } catch {
@@ -38,10 +40,10 @@ export async function extractText(localPath: string, name: string, contentType: 
   const bytes = await readFile(localPath);
   if (extension === 'pdf' || type === 'application/pdf') return pdfText(bytes);
   if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
-  const office = OFFICE_READERS[extension];
-  if (office) {
+  const reader = DOCUMENT_READERS[extension] ?? DOCUMENT_READERS[DOCUMENT_TYPES[type]];
+  if (reader) {
     try {
-      return await office(bytes);
+      return await reader(bytes);
     } catch (error) {
       throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
     }
@@ -58,11 +60,7 @@ export async function extractText(localPath: string, name: string, contentType: 
   return text;
 }
 
-/**
- * The text of every page, pages apart by a blank line; a locked or broken PDF
- * says so. Page by page, yielding to the event loop between pages: pdf.js runs
- * on the main thread, and requests must not wait for a long document.
- */
+/** The text of every page, pages apart by a blank line; a locked or broken PDF says so. */
 async function pdfText(bytes: Buffer): Promise<string> {
   const { getDocumentProxy } = await import('unpdf');
   let document: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
@@ -79,7 +77,6 @@ async function pdfText(bytes: Buffer): Promise<string> {
           .trim(),
       );
       page.cleanup();
-      await new Promise((resolve) => setImmediate(resolve));
     }
     return pages.join('\n\n');
   } catch (error) {
@@ -99,6 +96,32 @@ async function docxText(bytes: Buffer): Promise<string> {
   } catch (error) {
     throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A mail as its headers (From, To, Cc, Subject, Date), a blank line, its text
+ * body (else its HTML body as text) and the names of its attachments.
+ */
+async function mailText(bytes: Buffer): Promise<string> {
+  const { simpleParser } = await import('mailparser');
+  const mail = await simpleParser(bytes, { skipImageLinks: true, skipTextToHtml: true });
+  const addresses = (value: typeof mail.to) => (Array.isArray(value) ? value.map((a) => a.text).join(', ') : (value?.text ?? ''));
+  const headers = [
+    ['From', addresses(mail.from)],
+    ['To', addresses(mail.to)],
+    ['Cc', addresses(mail.cc)],
+    ['Subject', mail.subject ?? ''],
+    ['Date', mail.date?.toISOString() ?? ''],
+  ].filter(([, value]) => value);
+  const body = mail.text?.trim() || (typeof mail.html === 'string' ? htmlToText(mail.html) : '');
+  const attachments = mail.attachments.map((attachment) => attachment.filename ?? '').filter(Boolean);
+  return [
+    headers.map(([name, value]) => `${name}: ${value}`).join('\n'),
+    body,
+    attachments.length > 0 ? `Attachments: ${attachments.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n');
 }
 
 /** Rows of `column: value` lines (LangChain's CSVLoader), one blank line between rows. */

@@ -1,4 +1,6 @@
-/** Entities of HTML and XML text: the named ones XML and pages use most, and numeric ones. */
+import { convert, type HtmlToTextOptions } from 'html-to-text';
+
+/** Entities of XML text (office.ts): the named ones XML and pages use most, and numeric ones. */
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
 export function decodeEntities(text: string): string {
@@ -11,18 +13,21 @@ export function decodeEntities(text: string): string {
   });
 }
 
-/** The visible text of an HTML page: no scripts, styles or comments, entities decoded, blank runs folded. */
+/** A block on its own line, without the blank lines and capitals html-to-text gives headings by default. */
+const line = (selector: string) => ({ selector, options: { uppercase: false, leadingLineBreaks: 1, trailingLineBreaks: 1 } });
+
+/** Text, not a rendering: no wrapping, no link targets or images, nothing of scripts, styles or templates. */
+const TEXT_OPTIONS: HtmlToTextOptions = {
+  wordwrap: false,
+  selectors: [
+    { selector: 'a', options: { ignoreHref: true } },
+    ...['img', 'noscript', 'template', 'script', 'style'].map((selector) => ({ selector, format: 'skip' })),
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p'].map(line),
+    { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
+  ],
+};
+
+/** The visible text of an HTML page or XHTML document (html-to-text): blocks a line each, entities decoded. */
 export function htmlToText(html: string): string {
-  return decodeEntities(
-    html
-      .replace(/<!--[\s\S]*?-->/g, '')
-      .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, '')
-      .replace(/<br\s*\/?>|<\/(p|div|li|tr|h[1-6]|section|article|header|footer|blockquote|pre)\s*>/gi, '\n')
-      .replace(/<[^>]*>/g, ''),
-  )
-    .split('\n')
-    .map((line) => line.replace(/[ \t\f\v]+/g, ' ').trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return convert(html, TEXT_OPTIONS).trim();
 }

@@ -1,9 +1,10 @@
-import { decodeEntities } from './markup.js';
+import { posix } from 'node:path';
+import { decodeEntities, htmlToText } from './markup.js';
 
 /**
- * Text of the zipped XML office formats (the reference hands them to
- * unstructured or pandas): XLSX sheets as tab-separated rows, PPTX slides and
- * ODT paragraphs as lines. Read with jszip, loaded at first use.
+ * Text of the zipped XML formats (the reference hands them to unstructured or
+ * pandas): XLSX sheets as tab-separated rows, PPTX slides and ODT paragraphs as
+ * lines, EPUB chapters in reading order. Read with jszip, loaded at first use.
  */
 
 type Zip = import('jszip');
@@ -70,4 +71,42 @@ export async function odtText(bytes: Buffer): Promise<string> {
     .map((m) => decodeEntities((m[2] ?? '').replace(/<text:tab\/>/g, '\t').replace(/<text:line-break\/>/g, '\n').replace(/<[^>]*>/g, '')))
     .join('\n')
     .trim();
+}
+
+/** The attribute `name` of the first `tag` element in `xml` that has it, entities decoded. */
+function attributeOf(xml: string, tag: string, name: string): string | null {
+  for (const [element] of xml.matchAll(new RegExp(`<(?:\\w+:)?${tag}\\b[^>]*>`, 'g'))) {
+    const value = new RegExp(`\\s${name}\\s*=\\s*("([^"]*)"|'([^']*)')`).exec(element);
+    if (value) return decodeEntities(value[2] ?? value[3]);
+  }
+  return null;
+}
+
+/**
+ * The chapters of an EPUB in reading order, a blank line apart: the package
+ * document named by META-INF/container.xml, its spine's items looked up in its
+ * manifest, each XHTML chapter as text (html-to-text).
+ */
+export async function epubText(bytes: Buffer): Promise<string> {
+  const zip = await open(bytes);
+  const rootfile = attributeOf((await read(zip, 'META-INF/container.xml')) ?? '', 'rootfile', 'full-path');
+  if (!rootfile) throw new Error('META-INF/container.xml names no package document');
+  const opf = await read(zip, rootfile);
+  if (opf === null) throw new Error(`the package document ${rootfile} is missing`);
+  const manifest = new Map<string, string>();
+  for (const [item] of opf.matchAll(/<(?:\w+:)?item\b[^>]*>/g)) {
+    const id = attributeOf(item, 'item', 'id');
+    const href = attributeOf(item, 'item', 'href');
+    if (id && href) manifest.set(id, href);
+  }
+  const chapters: string[] = [];
+  for (const [itemref] of opf.matchAll(/<(?:\w+:)?itemref\b[^>]*>/g)) {
+    const href = manifest.get(attributeOf(itemref, 'itemref', 'idref') ?? '');
+    if (!href) continue;
+    const file = posix.normalize(posix.join(posix.dirname(rootfile), decodeURIComponent(href.split('#')[0])));
+    const xhtml = await read(zip, file);
+    const text = xhtml === null ? '' : htmlToText(xhtml);
+    if (text) chapters.push(text);
+  }
+  return chapters.join('\n\n');
 }

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Core } from '../../core/context.js';
 import { EmbeddingError } from '../../core/retrieval/embeddings.js';
 import type { Storage } from '../../core/storage/storage.js';
-import { ExtractionError, extractText } from './extract.js';
+import { ContentExtraction, type ExtractionOptions } from './extraction.js';
+import { ExtractionError } from './extraction-shared.js';
 import { type FileRecord, FileStore } from './store.js';
 
-export interface ProcessingOptions {
+export interface ProcessingOptions extends ExtractionOptions {
   /** How long a claimed job is its instance's unless renewed (every third of it, while extracting); after that another instance takes it (CONTENT_EXTRACTION_LEASE_SECONDS). */
   leaseSeconds: number;
   /** How often an idle instance looks for jobs other instances queued (CONTENT_EXTRACTION_POLL_INTERVAL, ms). */
@@ -23,14 +24,18 @@ export function readProcessingOptions(raw: Record<string, string | undefined>): 
   return {
     leaseSeconds: Math.ceil(number(raw.CONTENT_EXTRACTION_LEASE_SECONDS, 300)),
     pollMs: Math.round(number(raw.CONTENT_EXTRACTION_POLL_INTERVAL, 1) * 1000),
+    workers: Math.max(1, Math.floor(number(raw.CONTENT_EXTRACTION_WORKERS, 2))),
+    timeoutMs: Math.round(number(raw.CONTENT_EXTRACTION_TIMEOUT, 300) * 1000),
+    workerMemoryMb: Math.round(number(raw.CONTENT_EXTRACTION_WORKER_MEMORY_MB, 1024)),
   };
 }
 
 /**
  * The content extraction queue: uploads add a job in the database and return;
- * every instance runs one worker that claims jobs (see FileStore.claimJob), so
- * extraction never holds a request and a job an instance dropped (killed, shut
- * down mid-way) is taken again once its lease ran out. A file ends `completed`
+ * every instance claims jobs (see FileStore.claimJob), as many at a time as it
+ * has extraction workers (extraction.ts), so extraction never holds a request,
+ * and a job an instance dropped (killed, shut down mid-way) is taken again
+ * once its lease ran out. A file ends `completed`
  * with `data.content`, or `failed` with `data.error`.
  */
 export class FileProcessing {
@@ -38,6 +43,7 @@ export class FileProcessing {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = true;
+  private readonly extraction: ContentExtraction;
 
   constructor(
     private readonly core: Core,
@@ -45,7 +51,9 @@ export class FileProcessing {
     private readonly options: ProcessingOptions,
     /** Indexes the extracted text for retrieval; throws EmbeddingError when the engine fails. */
     private readonly index: (file: FileRecord, content: string) => Promise<void>,
-  ) {}
+  ) {
+    this.extraction = new ContentExtraction(core.settings, options);
+  }
 
   private store(): FileStore {
     return new FileStore(this.core.db);
@@ -76,7 +84,7 @@ export class FileProcessing {
       });
   }
 
-  /** Stops claiming; the job under way finishes. */
+  /** Stops claiming; the jobs under way finish. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
@@ -84,7 +92,17 @@ export class FileProcessing {
     await this.running;
   }
 
+  /** Stops, and ends the extraction workers. */
+  async close(): Promise<void> {
+    await this.stop();
+    await this.extraction.close();
+  }
+
   private async drain(): Promise<void> {
+    await Promise.all(Array.from({ length: this.options.workers }, () => this.drainOne()));
+  }
+
+  private async drainOne(): Promise<void> {
     while (!this.stopped) {
       const now = this.core.clock.now();
       const job = await this.store().claimJob(now, now + this.options.leaseSeconds);
@@ -118,7 +136,7 @@ export class FileProcessing {
       const name = typeof meta.name === 'string' ? meta.name : file.filename;
       const contentType = typeof meta.content_type === 'string' ? meta.content_type : null;
       const local = await this.storage.localPath(file.path);
-      const content = await extractText(local, name, contentType).finally(() => this.storage.releaseLocalPath(file.path!));
+      const content = await this.extraction.extract({ path: local, name, contentType }).finally(() => this.storage.releaseLocalPath(file.path!));
       await this.index(file, content);
       outcome = { hash: createHash('sha256').update(content).digest('hex'), data: { status: 'completed', content } };
     } catch (error) {

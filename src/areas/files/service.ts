@@ -10,6 +10,7 @@ import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/ht
 import { LocalStorage } from '../../core/storage/local.js';
 import { createStorage } from '../../core/storage/provider.js';
 import type { ByteRange, Storage } from '../../core/storage/storage.js';
+import type { ChatsService } from '../chats/service.js';
 import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
@@ -105,9 +106,10 @@ function storedName(id: string, name: string): string {
 /**
  * Files: stored bytes (DATA_DIR/uploads, behind core/storage) and their
  * records. A file is readable by its owner, admins, holders of a read grant
- * on it and readers of a workspace model that attaches it (knowledge and chats
- * will add theirs); changing it takes ownership, admin, a write grant, or
- * write on a model of the file's owner that attaches it. Uploads queue content extraction (processing.ts).
+ * on it, readers of a workspace model that attaches it and those who may open
+ * a shared chat showing it (knowledge will add its own); changing it takes
+ * ownership, admin, a write grant, or write on a model of the file's owner
+ * that attaches it. Uploads queue content extraction (processing.ts).
  * The plugin compatibility layer (`open_webui.models.files`,
  * `open_webui.storage.provider`) calls this as the plugin's user. See
  * docs/files.md and docs/plugin-compat.md.
@@ -126,6 +128,7 @@ export class FilesService {
     private readonly access: AccessService,
     private readonly users: UsersService,
     private readonly models: ModelsService,
+    private readonly chats: ChatsService,
     private readonly retrieval: Retrieval,
   ) {
     this.uploadDir = path.join(path.resolve(core.env.dataDir), 'uploads');
@@ -155,7 +158,8 @@ export class FilesService {
       file.user_id === user.id ||
       isAdmin(user) ||
       (await this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'read', file.user_id)) ||
-      (await this.models.attachingFile(user, file.id, 'read')).length > 0
+      (await this.models.attachingFile(user, file.id, 'read')).length > 0 ||
+      (await this.chats.sharedChatShowsFile(user, file.id))
     );
   }
 
@@ -576,7 +580,7 @@ export class FilesService {
   }
 
   async close(): Promise<void> {
-    await this.processing.stop();
+    await this.processing.close();
     await this.storage.close();
   }
 }

@@ -37,8 +37,8 @@ async function userInfoHeaders(options: UpstreamOptions['forwardUserInfo'], user
   };
 }
 
-/** An admin's per-connection headers with their `{{...}}` placeholders filled in (utils/headers.parse_custom_headers). */
-async function customHeaders(templates: Record<string, unknown>, context: CallContext): Promise<Record<string, string>> {
+/** Admin-set headers with their `{{...}}` placeholders filled in (utils/headers.get_custom_headers): of a connection, or of the external document loader. */
+export async function customHeaders(templates: Record<string, unknown>, context: CallContext): Promise<Record<string, string>> {
   const metadata = context.metadata ?? {};
   const needsGroups = Object.values(templates).some((v) => /\{\{USER_GROUP(S|_IDS)\}\}/.test(String(v)));
   const groups = needsGroups && context.groupNames ? await context.groupNames() : [];
@@ -46,6 +46,9 @@ async function customHeaders(templates: Record<string, unknown>, context: CallCo
   const values: Record<string, string> = {
     '{{CHAT_ID}}': String(metadata.chat_id ?? ''),
     '{{MESSAGE_ID}}': String(metadata.message_id ?? ''),
+    '{{FILE_ID}}': String(metadata.file_id ?? ''),
+    '{{FILE_NAME}}': String(metadata.file_name ?? ''),
+    '{{FILE_CONTENT_TYPE}}': String(metadata.file_content_type ?? ''),
     '{{USER_ID}}': user?.id ?? '',
     '{{USER_NAME}}': user?.name.trim() ?? '',
     '{{USER_EMAIL}}': user?.email.trim() ?? '',
