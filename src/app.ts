@@ -58,6 +58,10 @@ import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
 import { promptsArea } from './areas/prompts/routes.js';
 import { PromptsService } from './areas/prompts/service.js';
+import { ExternalKnowledgeService } from './areas/knowledge/external.js';
+import { knowledgeArea } from './areas/knowledge/routes.js';
+import { KnowledgeService } from './areas/knowledge/service.js';
+import type { Retrieval } from './core/retrieval/retrieval.js';
 import { FILE_MAX_SIZE } from './areas/system/settings.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
@@ -83,6 +87,8 @@ export interface Services {
   pipeline: ChatPipeline;
   files: FilesService;
   prompts: PromptsService;
+  knowledge: KnowledgeService;
+  externalKnowledge: ExternalKnowledgeService;
 }
 
 export interface Parley {
@@ -98,7 +104,20 @@ export interface BuildOptions {
   logLevel?: string;
   /** Where log lines go (standard output by default). */
   logStream?: pino.DestinationStream;
+  /** The retrieval store (tests may give their own). */
+  retrieval?: Retrieval;
 }
+
+/** Until the retrieval store is built (branch `retrieval`): indexing refuses, queries find nothing. */
+const unwiredRetrieval: Retrieval = {
+  index: async () => {
+    throw new Error('Retrieval is not available on this server');
+  },
+  removeFile: async () => undefined,
+  dropCollections: async () => undefined,
+  documents: async () => [],
+  query: async () => [],
+};
 
 /** The composition root: core machinery, then services, then every area's routes. */
 export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
@@ -168,6 +187,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models);
   const prompts = new PromptsService(core, access, users);
+  const knowledge = new KnowledgeService(core, access, users, files, options.retrieval ?? unwiredRetrieval);
+  files.connect(knowledge);
+  const externalKnowledge = new ExternalKnowledgeService(core, knowledge);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -177,7 +199,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, knowledge, externalKnowledge, realtime, tasks, pipeline };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -236,6 +258,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     foldersArea,
     filesArea,
     promptsArea,
+    knowledgeArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

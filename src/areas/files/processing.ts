@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Core } from '../../core/context.js';
+import type { ProcessedFile } from '../../core/knowledge.js';
 import type { Storage } from '../../core/storage/storage.js';
 import { ExtractionError, extractText } from './extract.js';
 import { FileStore } from './store.js';
@@ -42,6 +43,8 @@ export class FileProcessing {
     private readonly core: Core,
     private readonly storage: Storage,
     private readonly options: ProcessingOptions,
+    /** Told when a file's extraction ended (knowledge bases index it then). */
+    private readonly onProcessed: (file: ProcessedFile) => Promise<void> | undefined = () => undefined,
   ) {}
 
   private store(): FileStore {
@@ -129,5 +132,9 @@ export class FileProcessing {
       await store.update(fileId, { data, ...(outcome.hash ? { hash: outcome.hash } : {}) }, this.core.clock.now());
     }
     await store.finishJob(fileId);
+    if (current) {
+      const processed = { ...current, data: { ...(current.data ?? {}), ...outcome.data }, hash: outcome.hash ?? current.hash };
+      await Promise.resolve(this.onProcessed(processed)).catch((error) => this.core.log.error({ err: error, file: fileId }, 'indexing a processed file failed'));
+    }
   }
 }
