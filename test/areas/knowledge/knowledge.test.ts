@@ -1,0 +1,334 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ERROR } from '../../../src/core/http/errors.js';
+import { MemoryRetrieval } from '../../helpers/fake-retrieval.js';
+import type { Account } from '../../helpers/users.js';
+import { useServer } from '../../helpers/world.js';
+import { createGroup } from '../tools/helpers.js';
+
+/**
+ * Knowledge bases over HTTP (routers/knowledge.py): records, access, file links and
+ * their chunks, folders, sync, events, concurrency. The retrieval store is an in-memory
+ * one, so what a knowledge base's collection holds can be checked directly.
+ */
+const retrieval = new MemoryRetrieval();
+const world = useServer({
+  admin: 'Knowledge Admin',
+  retrieval,
+  users: { owner: ['user', 'Olive Owner'], reader: ['user', 'Rita Reader'], stranger: ['user', 'Stan Stranger'] },
+});
+
+const as = (account: Account) => ({ token: account.token });
+const chunksOf = (collection: string) => (retrieval.collections.get(collection) ?? []).map((d) => d.metadata.file_id);
+
+/** A file of `owner` whose text was extracted (`completed`), or still waiting for extraction (`pending`). */
+async function fileOf(owner: Account, name: string, text: string, pending = false): Promise<string> {
+  const user = await world.record(owner);
+  const file = await world.server.parley.services.files.upload(user, { filename: name, content: Buffer.from(text), contentType: 'text/plain', process: false });
+  if (!pending) {
+    const res = await world.api.post(`/api/v1/files/${file.id}/data/content/update`, { content: text }, as(owner));
+    expect(res.status, res.text).toBe(200);
+  }
+  return file.id;
+}
+
+async function createKnowledge(owner: Account, name: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await world.api.post('/api/v1/knowledge/create', { name, description: `About ${name}`, ...extra }, as(owner));
+  expect(res.status, res.text).toBe(200);
+  return res.body.id as string;
+}
+
+beforeAll(async () => {
+  await createGroup(world.server, world.admin, [world.owner], { workspace: { knowledge: true }, sharing: { public_knowledge: true } });
+});
+
+describe('records', () => {
+  it('creates, lists with file_count, gets, updates and deletes; emits knowledge.*', async () => {
+    world.takeEvents();
+    const id = await createKnowledge(world.owner, 'Handbook');
+    const file = await fileOf(world.owner, 'rules.txt', 'Holidays are booked in the portal.');
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner))).status).toBe(200);
+
+    const list = await world.api.get('/api/v1/knowledge/', as(world.owner));
+    expect(list.status).toBe(200);
+    const item = list.body.items.find((k: { id: string }) => k.id === id);
+    expect(item).toMatchObject({ name: 'Handbook', file_count: 1, write_access: true, user: { id: world.owner.id } });
+
+    const got = await world.api.get(`/api/v1/knowledge/${id}`, as(world.owner));
+    expect(got.body).toMatchObject({ id, name: 'Handbook', write_access: true, access_grants: [] });
+
+    const updated = await world.api.post(`/api/v1/knowledge/${id}/update`, { name: 'Staff handbook', description: 'Rules' }, as(world.owner));
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({ name: 'Staff handbook', files: [{ id: file }] });
+
+    const search = await world.api.get('/api/v1/knowledge/search?query=staff', as(world.owner));
+    expect(search.body.items.map((k: { id: string }) => k.id)).toContain(id);
+
+    expect((await world.api.delete(`/api/v1/knowledge/${id}/delete`, as(world.owner))).body).toBe(true);
+    expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.owner))).status).toBe(404);
+    expect(retrieval.collections.has(id)).toBe(false);
+    const names = world.takeEvents().map((e) => e.event);
+    expect(names).toEqual(expect.arrayContaining(['knowledge.created', 'knowledge.file.added', 'knowledge.updated', 'knowledge.deleted']));
+  });
+
+  it('refuses creation without workspace.knowledge, and bad forms with 4xx', async () => {
+    expect((await world.api.post('/api/v1/knowledge/create', { name: 'x', description: '' }, as(world.stranger))).status).toBe(401);
+    expect((await world.api.post('/api/v1/knowledge/create', { name: 'x' }, as(world.owner))).status).toBe(422);
+    expect((await world.api.post('/api/v1/knowledge/create', { name: '  ', description: '' }, as(world.owner))).status).toBe(400);
+    expect((await world.api.post('/api/v1/knowledge/create', { name: 'x', description: '', access_grants: null }, as(world.owner))).status).toBe(200);
+  });
+});
+
+describe('access', () => {
+  it('a user without read access can neither list, get, list files nor query it; a grant opens it', async () => {
+    const id = await createKnowledge(world.owner, 'Secret plans');
+    const file = await fileOf(world.owner, 'plans.txt', 'The launch is in spring.');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
+    const knowledge = world.server.parley.services.knowledge;
+    const stranger = await world.record(world.stranger);
+
+    const list = await world.api.get('/api/v1/knowledge/', as(world.stranger));
+    expect(list.body.items.map((k: { id: string }) => k.id)).not.toContain(id);
+    expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.stranger))).status).toBe(401);
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.stranger))).body.detail).toBe(ERROR.ACCESS_PROHIBITED);
+    expect((await world.api.get(`/api/v1/files/${file}`, as(world.stranger))).status).toBe(404);
+    expect(await knowledge.mayRead(stranger, id)).toBe(false);
+    expect(await knowledge.knowledgeCollectionsFor(stranger, [id])).toEqual([]);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/update`, { name: 'n', description: '' }, as(world.stranger))).status).toBe(400);
+
+    const granted = await world.api.post(`/api/v1/knowledge/${id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.reader.id, permission: 'read' }] }, as(world.owner));
+    expect(granted.status, granted.text).toBe(200);
+    const reader = await world.record(world.reader);
+    expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.reader))).body.write_access).toBe(false);
+    expect(await knowledge.knowledgeCollectionsFor(reader, [id, 'missing'])).toEqual([id]);
+    // The file is readable through the knowledge base, as the reference's has_access_to_file.
+    expect((await world.api.get(`/api/v1/files/${file}`, as(world.reader))).status).toBe(200);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/remove`, { file_id: file }, as(world.reader))).status).toBe(400);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/access/update`, { access_grants: null }, as(world.owner))).status).toBe(422);
+  });
+});
+
+describe('files and chunks', () => {
+  it('indexes an added file, drops a removed file\'s chunks, and drops the collection on reset', async () => {
+    const id = await createKnowledge(world.owner, 'Chunks');
+    const a = await fileOf(world.owner, 'a.txt', 'alpha text');
+    const b = await fileOf(world.owner, 'b.txt', 'beta text');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: a }, as(world.owner));
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: b }, as(world.owner));
+    expect(chunksOf(id).sort()).toEqual([a, b].sort());
+
+    const removed = await world.api.post(`/api/v1/knowledge/${id}/file/remove?delete_file=false`, { file_id: a }, as(world.owner));
+    expect(removed.status, removed.text).toBe(200);
+    expect(chunksOf(id)).toEqual([b]);
+    expect((await retrieval.query([id], ['alpha'])).length).toBe(0);
+    expect((await world.api.get(`/api/v1/files/${a}`, as(world.owner))).status).toBe(200);
+
+    const reset = await world.api.post(`/api/v1/knowledge/${id}/reset`, undefined, as(world.owner));
+    expect(reset.status, reset.text).toBe(200);
+    expect(retrieval.collections.has(id)).toBe(false);
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
+  });
+
+  it('removes a deleted file\'s chunks, and refuses a file without extracted text', async () => {
+    const id = await createKnowledge(world.owner, 'Deletes');
+    const file = await fileOf(world.owner, 'gone.txt', 'gamma text');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
+    expect((await world.api.delete(`/api/v1/files/${file}`, as(world.owner))).status).toBe(200);
+    expect(chunksOf(id)).toEqual([]);
+
+    const raw = await world.server.parley.services.files.upload(await world.record(world.owner), { filename: 'raw.txt', content: Buffer.from('x'), contentType: 'text/plain', process: false });
+    const refused = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: raw.id }, as(world.owner));
+    expect(refused.status).toBe(400);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: 'nope' }, as(world.owner))).status).toBe(400);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: 5 }, as(world.owner))).status).toBe(422);
+  });
+
+  it('a file still being extracted is linked and indexed when extraction ends', async () => {
+    const id = await createKnowledge(world.owner, 'Pending');
+    const user = await world.record(world.owner);
+    const files = world.server.parley.services.files;
+    const upload = await files.upload(user, { filename: 'later.txt', content: Buffer.from('delta text arrives later'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
+    const added = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: upload.id }, as(world.owner));
+    expect(added.status, added.text).toBe(200);
+    await expect.poll(() => chunksOf(id), { timeout: 5000 }).toEqual([upload.id]);
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files/pending`, as(world.owner))).body).toEqual([]);
+  });
+
+  it('an upload naming the knowledge base is linked when its extraction ends', async () => {
+    const id = await createKnowledge(world.owner, 'Uploads');
+    const user = await world.record(world.owner);
+    const upload = await world.server.parley.services.files.upload(user, { filename: 'auto.txt', content: Buffer.from('epsilon'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
+    await expect.poll(async () => (await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total, { timeout: 5000 }).toBe(1);
+    expect(chunksOf(id)).toEqual([upload.id]);
+  });
+
+  it('an indexing failure answers 400 with the reason and leaves the knowledge base usable', async () => {
+    const id = await createKnowledge(world.owner, 'Failing');
+    const file = await fileOf(world.owner, 'f.txt', 'zeta');
+    retrieval.failWith = 'embedding upstream down';
+    try {
+      const res = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toBe('embedding upstream down');
+    } finally {
+      retrieval.failWith = null;
+    }
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner))).status).toBe(200);
+  });
+
+  it('concurrent adds to one knowledge base lose nothing; batch add skips those already there', async () => {
+    const id = await createKnowledge(world.owner, 'Busy');
+    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => fileOf(world.owner, `p${i}.txt`, `text number ${i}`)));
+    const answers = await Promise.all(ids.map((file) => world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner))));
+    expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200));
+    const files = await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner));
+    expect(files.body.total).toBe(12);
+    expect(chunksOf(id).sort()).toEqual([...ids].sort());
+
+    const extra = await fileOf(world.owner, 'extra.txt', 'extra');
+    const batch = await world.api.post(`/api/v1/knowledge/${id}/files/batch/add`, [...ids.slice(0, 3), extra].map((file_id) => ({ file_id })), as(world.owner));
+    expect(batch.status, batch.text).toBe(200);
+    expect(batch.body.files).toHaveLength(13);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/files/batch/add`, [{ file_id: 'missing' }], as(world.owner))).body.detail).toBe('File missing not found');
+  });
+});
+
+describe('folders and sync', () => {
+  it('creates, renames, moves and deletes folders; lists files by folder with breadcrumbs', async () => {
+    const id = await createKnowledge(world.owner, 'Tree');
+    const mk = async (name: string, parent_id?: string) => {
+      const res = await world.api.post(`/api/v1/knowledge/${id}/dirs/create`, { name, parent_id }, as(world.owner));
+      expect(res.status, res.text).toBe(200);
+      return res.body.id as string;
+    };
+    const docs = await mk('docs');
+    const api = await mk('api', docs);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/dirs/create`, { name: 'docs' }, as(world.owner))).status).toBe(400);
+    const file = await fileOf(world.owner, 'readme.md', 'read me');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file, directory_id: api }, as(world.owner));
+
+    const inApi = await world.api.get(`/api/v1/knowledge/${id}/files?directory_id=${api}`, as(world.owner));
+    expect(inApi.body.items.map((f: { id: string }) => f.id)).toEqual([file]);
+    expect(inApi.body.breadcrumbs.map((d: { name: string }) => d.name)).toEqual(['docs', 'api']);
+    const top = await world.api.get(`/api/v1/knowledge/${id}/files?directory_id=`, as(world.owner));
+    expect(top.body.total).toBe(0);
+    expect(top.body.directories.map((d: { name: string }) => d.name)).toEqual(['docs']);
+
+    // Renaming leaves the parent ('__unset__' by default); a move into its own subfolder is refused.
+    const renamed = await world.api.post(`/api/v1/knowledge/${id}/dirs/${api}/update`, { name: 'reference' }, as(world.owner));
+    expect(renamed.body).toMatchObject({ name: 'reference', parent_id: docs });
+    expect((await world.api.post(`/api/v1/knowledge/${id}/dirs/${docs}/update`, { parent_id: api }, as(world.owner))).status).toBe(400);
+    const toTop = await world.api.post(`/api/v1/knowledge/${id}/dirs/${api}/update`, { parent_id: null }, as(world.owner));
+    expect(toTop.body.parent_id).toBeNull();
+
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/move`, { file_id: file, directory_id: docs }, as(world.owner))).body).toEqual({ status: true });
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/move`, { file_id: file, directory_id: 'nope' }, as(world.owner))).status).toBe(404);
+
+    // Deleting a folder moves its files to its parent by default; with move_files=false they leave, with their chunks.
+    expect((await world.api.delete(`/api/v1/knowledge/${id}/dirs/${docs}/delete`, as(world.owner))).body).toEqual({ status: true });
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files?directory_id=`, as(world.owner))).body.total).toBe(1);
+    await world.api.post(`/api/v1/knowledge/${id}/file/move`, { file_id: file, directory_id: api }, as(world.owner));
+    expect((await world.api.delete(`/api/v1/knowledge/${id}/dirs/${api}/delete?move_files=false`, as(world.owner))).status).toBe(200);
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
+    expect(chunksOf(id)).toEqual([]);
+    const events = world.events.map((e) => e.event);
+    expect(events).toEqual(expect.arrayContaining(['knowledge.directory.created', 'knowledge.directory.updated', 'knowledge.directory.deleted', 'knowledge.file.moved']));
+  });
+
+  it('sync diff and cleanup mirror a client folder', async () => {
+    const id = await createKnowledge(world.owner, 'Mirror');
+    const docs = (await world.api.post(`/api/v1/knowledge/${id}/dirs/create`, { name: 'docs' }, as(world.owner))).body.id as string;
+    const old = (await world.api.post(`/api/v1/knowledge/${id}/dirs/create`, { name: 'old' }, as(world.owner))).body.id as string;
+    const same = await fileOf(world.owner, 'same.md', 'same');
+    const changed = await fileOf(world.owner, 'changed.md', 'changed');
+    const stale = await fileOf(world.owner, 'stale.md', 'stale');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: same, directory_id: docs }, as(world.owner));
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: changed }, as(world.owner));
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: stale, directory_id: old }, as(world.owner));
+    const hashOf = async (file: string) => (await world.api.get(`/api/v1/files/${file}`, as(world.owner))).body.meta.file_hash as string;
+
+    const diff = await world.api.post(
+      `/api/v1/knowledge/${id}/sync/diff`,
+      {
+        manifest: [
+          { filename: 'same.md', path: 'docs', checksum: await hashOf(same), size: 4 },
+          { filename: 'changed.md', path: '', checksum: 'different', size: 7 },
+          { filename: 'new.md', path: 'docs/api', checksum: 'n', size: 1 },
+        ],
+      },
+      as(world.owner),
+    );
+    expect(diff.status, diff.text).toBe(200);
+    expect(diff.body).toEqual({
+      added: [{ filename: 'new.md', path: 'docs/api' }],
+      modified: [{ filename: 'changed.md', path: '', stale_file_id: changed }],
+      deleted: [{ file_id: stale, filename: 'stale.md' }],
+      mkdir: ['docs/api'],
+      rmdir: [old],
+      unmodified_count: 1,
+      directory_map: { docs, old },
+    });
+    expect((await world.api.post(`/api/v1/knowledge/${id}/sync/diff`, { manifest: [{ filename: 'x' }] }, as(world.owner))).status).toBe(422);
+    expect((await world.api.post(`/api/v1/knowledge/${id}/sync/diff`, { manifest: [] }, as(world.stranger))).status).toBe(403);
+
+    const cleanup = await world.api.post(`/api/v1/knowledge/${id}/sync/cleanup`, { file_ids: [stale], dir_ids: [old] }, as(world.owner));
+    expect(cleanup.body).toEqual({ status: true });
+    expect((await world.api.get(`/api/v1/files/${stale}`, as(world.owner))).status).toBe(404);
+    expect(chunksOf(id).sort()).toEqual([same, changed].sort());
+    expect((await world.api.post(`/api/v1/knowledge/${id}/sync/diff`, { manifest: [] }, as(world.owner))).body.directory_map).toEqual({ docs });
+  });
+});
+
+describe('external knowledge', () => {
+  it('keeps connections for admins, without showing their credentials', async () => {
+    const form = { name: 'Vectors', provider: 'Qdrant', endpoint: 'http://qdrant.internal:6333', auth_config: { api_key: 'k' } };
+    expect((await world.api.post('/api/v1/knowledge/external/connections', form, as(world.owner))).status).toBe(401);
+    const created = await world.api.post('/api/v1/knowledge/external/connections', form, as(world.admin));
+    expect(created.status, created.text).toBe(200);
+    expect(created.body).toMatchObject({ provider: 'qdrant', auth_configured: true, enabled: true });
+    expect(created.body.auth_config).toBeUndefined();
+    const id = created.body.id as string;
+    expect((await world.api.post('/api/v1/knowledge/external/connections', { ...form, provider: 'weaviate' }, as(world.admin))).body.detail).toBe('Unsupported external knowledge provider.');
+
+    const updated = await world.api.request('PATCH', `/api/v1/knowledge/external/connections/${id}`, { ...form, name: 'Renamed', auth_config: null }, as(world.admin));
+    expect(updated.body).toMatchObject({ name: 'Renamed', auth_configured: true });
+    expect((await world.api.post(`/api/v1/knowledge/external/connections/${id}/test`, undefined, as(world.admin))).body).toMatchObject({ ok: true, provider: 'qdrant' });
+
+    const kb = await world.api.post(
+      '/api/v1/knowledge/external/knowledge/create',
+      { name: 'Remote docs', connection_id: id, source: { name: 'docs', config: { content_field: 'payload.text' } } },
+      as(world.admin),
+    );
+    expect(kb.status, kb.text).toBe(200);
+    expect(kb.body.meta).toMatchObject({ source: 'external', read_only: true });
+    expect((await world.api.post(`/api/v1/knowledge/${kb.body.id}/file/add`, { file_id: 'x' }, as(world.admin))).body.detail).toBe('External knowledge bases are read-only.');
+    expect((await world.api.get('/api/v1/knowledge/search?source=external', as(world.admin))).body.items.map((k: { id: string }) => k.id)).toEqual([kb.body.id]);
+    expect((await world.api.delete(`/api/v1/knowledge/external/connections/${id}`, as(world.admin))).body.detail).toBe('External connection is still used by knowledge bases.');
+
+    const tested = await world.api.post(`/api/v1/knowledge/external/connections/${id}/retrieve-test`, { query: 'q' }, as(world.admin));
+    expect(tested.status).toBe(400);
+
+    // Deleting the knowledge base drops its connection, as the reference.
+    expect((await world.api.delete(`/api/v1/knowledge/${kb.body.id}/delete`, as(world.admin))).body).toBe(true);
+    expect((await world.api.get(`/api/v1/knowledge/external/connections/${id}`, as(world.admin))).status).toBe(404);
+    expect((await world.api.get('/api/v1/knowledge/external/connections', as(world.admin))).body.total).toBe(0);
+  });
+});
+
+describe('admin routes', () => {
+  it('reindexes every knowledge base, and exports one as a zip', async () => {
+    const id = await createKnowledge(world.owner, 'Export me');
+    const file = await fileOf(world.owner, 'notes.md', 'theta');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
+    retrieval.collections.delete(id);
+    expect((await world.api.post('/api/v1/knowledge/reindex', undefined, as(world.owner))).status).toBe(401);
+    expect((await world.api.post('/api/v1/knowledge/reindex', undefined, as(world.admin))).body).toBe(true);
+    expect(chunksOf(id)).toEqual([file]);
+    const exported = await fetch(`${world.server.url}/api/v1/knowledge/${id}/export`, { headers: { authorization: `Bearer ${world.admin.token}` } });
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toBe('application/zip');
+    const { default: JSZip } = await import('jszip');
+    const zip = await JSZip.loadAsync(Buffer.from(await exported.arrayBuffer()));
+    expect(await zip.file('notes.md.txt')?.async('string')).toBe('theta');
+    expect((await world.api.get('/api/v1/knowledge/search/files?query=notes', as(world.owner))).body.items[0]).toMatchObject({ id: file, collection: { id } });
+  });
+});
