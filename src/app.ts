@@ -61,8 +61,9 @@ import { PromptsService } from './areas/prompts/service.js';
 import { ExternalKnowledgeService } from './areas/knowledge/external.js';
 import { knowledgeArea } from './areas/knowledge/routes.js';
 import { KnowledgeService } from './areas/knowledge/service.js';
-import type { Retrieval } from './core/retrieval/retrieval.js';
-import { FILE_MAX_SIZE } from './areas/system/settings.js';
+import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
+import { buildRetrieval } from './core/retrieval/build.js';
+import type { RetrievalService } from './core/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -89,6 +90,7 @@ export interface Services {
   prompts: PromptsService;
   knowledge: KnowledgeService;
   externalKnowledge: ExternalKnowledgeService;
+  retrieval: RetrievalService;
 }
 
 export interface Parley {
@@ -104,20 +106,7 @@ export interface BuildOptions {
   logLevel?: string;
   /** Where log lines go (standard output by default). */
   logStream?: pino.DestinationStream;
-  /** The retrieval store (tests may give their own). */
-  retrieval?: Retrieval;
 }
-
-/** Until the retrieval store is built (branch `retrieval`): indexing refuses, queries find nothing. */
-const unwiredRetrieval: Retrieval = {
-  index: async () => {
-    throw new Error('Retrieval is not available on this server');
-  },
-  removeFile: async () => undefined,
-  dropCollections: async () => undefined,
-  documents: async () => [],
-  query: async () => [],
-};
 
 /** The composition root: core machinery, then services, then every area's routes. */
 export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
@@ -175,6 +164,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
+  const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
   const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
@@ -187,7 +177,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models);
   const prompts = new PromptsService(core, access, users);
-  const knowledge = new KnowledgeService(core, access, users, files, options.retrieval ?? unwiredRetrieval);
+  const knowledge = new KnowledgeService(core, access, users, files, retrieval);
   files.connect(knowledge);
   const externalKnowledge = new ExternalKnowledgeService(core, knowledge);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
@@ -199,7 +189,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, knowledge, externalKnowledge, realtime, tasks, pipeline };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, knowledge, externalKnowledge, realtime, tasks, pipeline, retrieval };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -278,6 +268,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await realtime.close();
       await app.close();
       await files.close();
+      await retrieval.close();
       await upstream.close();
       await events.stop();
       await tools.close();

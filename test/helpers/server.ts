@@ -6,7 +6,6 @@ import pg from 'pg';
 import { buildParley, type Parley } from '../../src/app.js';
 import { readEnv } from '../../src/config/env.js';
 import type { Clock } from '../../src/core/clock.js';
-import type { Retrieval } from '../../src/core/retrieval/retrieval.js';
 import type { EventPayload } from '../../src/core/events/publish.js';
 
 /**
@@ -26,8 +25,6 @@ export interface TestServer {
 export interface StartOptions {
   env?: Record<string, string>;
   clock?: Clock;
-  /** The retrieval store the server indexes into (its own by default). */
-  retrieval?: Retrieval;
   /** Reuse a data folder and database of an earlier server (restart tests). */
   reuse?: { dataDir: string; databaseUrl: string | null };
   /** Collects the server's log lines of level warn and above (parsed), instead of discarding them. */
@@ -72,7 +69,6 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const parley = await buildParley({
     env,
     clock: options.clock,
-    retrieval: options.retrieval,
     logLevel: warnings ? 'warn' : (process.env.TEST_LOG_LEVEL ?? 'silent'),
     logStream: warnings && { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) },
   });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { UserRecord } from '../../src/core/auth/user.js';
 import type { Clock } from '../../src/core/clock.js';
-import type { Retrieval } from '../../src/core/retrieval/retrieval.js';
 import type { EventPayload } from '../../src/core/events/publish.js';
 import { type ApiClient, destroyServer, recordEvents, startServer, type TestServer } from './server.js';
 import { type Account, addUser, type Role, signup } from './users.js';
@@ -22,7 +21,6 @@ export interface ServerSetup<F extends Record<string, Closable>, U extends strin
   /** The server's environment (over the fakes'). */
   env?: Record<string, string>;
   clock?: Clock;
-  retrieval?: Retrieval;
   /** Name of the first account, which becomes admin (a generated one by default); false: no account. */
   admin?: string | false;
   /** Accounts the admin adds, in this order, by the name tests use: role, or role and display name. */
@@ -58,7 +56,7 @@ export async function startWorld<F extends Record<string, Closable> = {}, U exte
 /** Starts the fakes, the server and the accounts into `world`. */
 async function fill<F extends Record<string, Closable>, U extends string>(world: ServerWorld<F, U>, setup: ServerSetup<F, U>): Promise<void> {
   const fakes = (await setup.fakes?.start()) ?? ({} as F);
-  const options = { env: { ...setup.fakes?.env?.(fakes), ...setup.env }, clock: setup.clock, retrieval: setup.retrieval };
+  const options = { env: { ...setup.fakes?.env?.(fakes), ...setup.env }, clock: setup.clock };
   const events: EventPayload[] = [];
   let server: TestServer | undefined;
   const instances: TestServer[] = [];

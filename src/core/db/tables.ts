@@ -323,6 +323,24 @@ export interface KnowledgeFileTable {
   updated_at: number;
 }
 
+/** A chunk of indexed text (PostgreSQL; SQLite keeps chunks in their own file). `fts` is generated. */
+export interface RetrievalChunkTable {
+  id: Generated<number>;
+  collection: string;
+  file_id: string | null;
+  text: string;
+  metadata: string;
+}
+
+/** A chunk's vector in one vector space (embedding model and dimensions). */
+export interface RetrievalVectorTable {
+  chunk_id: number;
+  space: string;
+  dimensions: number;
+  collection: string;
+  embedding: number[];
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -352,6 +370,8 @@ export interface Database {
   knowledge: KnowledgeTable;
   knowledge_directory: KnowledgeDirectoryTable;
   knowledge_file: KnowledgeFileTable;
+  retrieval_chunk: RetrievalChunkTable;
+  retrieval_vector: RetrievalVectorTable;
 }
 
 export type UserRow = Selectable<UserTable>;

@@ -1,24 +1,26 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
-import { MemoryRetrieval } from '../../helpers/fake-retrieval.js';
+import { closedPortUrl } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 import { createGroup } from '../tools/helpers.js';
 
 /**
  * Knowledge bases over HTTP (routers/knowledge.py): records, access, file links and
- * their chunks, folders, sync, events, concurrency. The retrieval store is an in-memory
- * one, so what a knowledge base's collection holds can be checked directly.
+ * their chunks in the real retrieval store (lexical: no embedding engine), folders, sync,
+ * events, concurrency.
  */
-const retrieval = new MemoryRetrieval();
 const world = useServer({
   admin: 'Knowledge Admin',
-  retrieval,
   users: { owner: ['user', 'Olive Owner'], reader: ['user', 'Rita Reader'], stranger: ['user', 'Stan Stranger'] },
 });
 
 const as = (account: Account) => ({ token: account.token });
-const chunksOf = (collection: string) => (retrieval.collections.get(collection) ?? []).map((d) => d.metadata.file_id);
+const retrieval = () => world.server.parley.services.retrieval;
+/** The files whose chunks a knowledge base's collection holds, each once, sorted. */
+const chunksOf = async (collection: string) => [...new Set((await retrieval().documents(collection)).map((d) => d.metadata.file_id as string))].sort();
+/** The files a query over the collection retrieves. */
+const found = async (collection: string, query: string) => [...new Set((await retrieval().query([collection], [query])).map((c) => c.metadata.file_id as string))].sort();
 
 /** A file of `owner` whose text was extracted (`completed`), or still waiting for extraction (`pending`). */
 async function fileOf(owner: Account, name: string, text: string, pending = false): Promise<string> {
@@ -65,7 +67,7 @@ describe('records', () => {
 
     expect((await world.api.delete(`/api/v1/knowledge/${id}/delete`, as(world.owner))).body).toBe(true);
     expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.owner))).status).toBe(404);
-    expect(retrieval.collections.has(id)).toBe(false);
+    expect(await chunksOf(id)).toEqual([]);
     const names = world.takeEvents().map((e) => e.event);
     expect(names).toEqual(expect.arrayContaining(['knowledge.created', 'knowledge.file.added', 'knowledge.updated', 'knowledge.deleted']));
   });
@@ -114,17 +116,18 @@ describe('files and chunks', () => {
     const b = await fileOf(world.owner, 'b.txt', 'beta text');
     await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: a }, as(world.owner));
     await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: b }, as(world.owner));
-    expect(chunksOf(id).sort()).toEqual([a, b].sort());
+    expect(await chunksOf(id)).toEqual([a, b].sort());
+    expect(await found(id, 'alpha')).toEqual([a]);
 
     const removed = await world.api.post(`/api/v1/knowledge/${id}/file/remove?delete_file=false`, { file_id: a }, as(world.owner));
     expect(removed.status, removed.text).toBe(200);
-    expect(chunksOf(id)).toEqual([b]);
-    expect((await retrieval.query([id], ['alpha'])).length).toBe(0);
+    expect(await chunksOf(id)).toEqual([b]);
+    expect(await found(id, 'alpha')).toEqual([]);
     expect((await world.api.get(`/api/v1/files/${a}`, as(world.owner))).status).toBe(200);
 
     const reset = await world.api.post(`/api/v1/knowledge/${id}/reset`, undefined, as(world.owner));
     expect(reset.status, reset.text).toBe(200);
-    expect(retrieval.collections.has(id)).toBe(false);
+    expect(await chunksOf(id)).toEqual([]);
     expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
   });
 
@@ -133,7 +136,7 @@ describe('files and chunks', () => {
     const file = await fileOf(world.owner, 'gone.txt', 'gamma text');
     await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
     expect((await world.api.delete(`/api/v1/files/${file}`, as(world.owner))).status).toBe(200);
-    expect(chunksOf(id)).toEqual([]);
+    expect(await found(id, 'gamma')).toEqual([]);
 
     const raw = await world.server.parley.services.files.upload(await world.record(world.owner), { filename: 'raw.txt', content: Buffer.from('x'), contentType: 'text/plain', process: false });
     const refused = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: raw.id }, as(world.owner));
@@ -149,7 +152,7 @@ describe('files and chunks', () => {
     const upload = await files.upload(user, { filename: 'later.txt', content: Buffer.from('delta text arrives later'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
     const added = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: upload.id }, as(world.owner));
     expect(added.status, added.text).toBe(200);
-    await expect.poll(() => chunksOf(id), { timeout: 5000 }).toEqual([upload.id]);
+    await expect.poll(() => found(id, 'delta'), { timeout: 5000 }).toEqual([upload.id]);
     expect((await world.api.get(`/api/v1/knowledge/${id}/files/pending`, as(world.owner))).body).toEqual([]);
   });
 
@@ -158,19 +161,22 @@ describe('files and chunks', () => {
     const user = await world.record(world.owner);
     const upload = await world.server.parley.services.files.upload(user, { filename: 'auto.txt', content: Buffer.from('epsilon'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
     await expect.poll(async () => (await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total, { timeout: 5000 }).toBe(1);
-    expect(chunksOf(id)).toEqual([upload.id]);
+    expect(await found(id, 'epsilon')).toEqual([upload.id]);
   });
 
   it('an indexing failure answers 400 with the reason and leaves the knowledge base usable', async () => {
     const id = await createKnowledge(world.owner, 'Failing');
     const file = await fileOf(world.owner, 'f.txt', 'zeta');
-    retrieval.failWith = 'embedding upstream down';
+    const settings = world.server.parley.core.settings;
+    const now = world.server.parley.core.clock.now();
+    await settings.set({ 'rag.embedding_engine': 'openai', 'rag.openai.api_base_url': await closedPortUrl() }, now);
     try {
       const res = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
       expect(res.status).toBe(400);
-      expect(res.body.detail).toBe('embedding upstream down');
+      expect(typeof res.body.detail).toBe('string');
+      expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
     } finally {
-      retrieval.failWith = null;
+      await settings.set({ 'rag.embedding_engine': '', 'rag.openai.api_base_url': 'https://api.openai.com/v1' }, now);
     }
     expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner))).status).toBe(200);
   });
@@ -182,7 +188,7 @@ describe('files and chunks', () => {
     expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200));
     const files = await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner));
     expect(files.body.total).toBe(12);
-    expect(chunksOf(id).sort()).toEqual([...ids].sort());
+    expect(await chunksOf(id)).toEqual([...ids].sort());
 
     const extra = await fileOf(world.owner, 'extra.txt', 'extra');
     const batch = await world.api.post(`/api/v1/knowledge/${id}/files/batch/add`, [...ids.slice(0, 3), extra].map((file_id) => ({ file_id })), as(world.owner));
@@ -229,7 +235,7 @@ describe('folders and sync', () => {
     await world.api.post(`/api/v1/knowledge/${id}/file/move`, { file_id: file, directory_id: api }, as(world.owner));
     expect((await world.api.delete(`/api/v1/knowledge/${id}/dirs/${api}/delete?move_files=false`, as(world.owner))).status).toBe(200);
     expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
-    expect(chunksOf(id)).toEqual([]);
+    expect(await chunksOf(id)).toEqual([]);
     const events = world.events.map((e) => e.event);
     expect(events).toEqual(expect.arrayContaining(['knowledge.directory.created', 'knowledge.directory.updated', 'knowledge.directory.deleted', 'knowledge.file.moved']));
   });
@@ -273,7 +279,7 @@ describe('folders and sync', () => {
     const cleanup = await world.api.post(`/api/v1/knowledge/${id}/sync/cleanup`, { file_ids: [stale], dir_ids: [old] }, as(world.owner));
     expect(cleanup.body).toEqual({ status: true });
     expect((await world.api.get(`/api/v1/files/${stale}`, as(world.owner))).status).toBe(404);
-    expect(chunksOf(id).sort()).toEqual([same, changed].sort());
+    expect(await chunksOf(id)).toEqual([same, changed].sort());
     expect((await world.api.post(`/api/v1/knowledge/${id}/sync/diff`, { manifest: [] }, as(world.owner))).body.directory_map).toEqual({ docs });
   });
 });
@@ -319,10 +325,10 @@ describe('admin routes', () => {
     const id = await createKnowledge(world.owner, 'Export me');
     const file = await fileOf(world.owner, 'notes.md', 'theta');
     await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
-    retrieval.collections.delete(id);
+    await retrieval().dropCollections([id]);
     expect((await world.api.post('/api/v1/knowledge/reindex', undefined, as(world.owner))).status).toBe(401);
     expect((await world.api.post('/api/v1/knowledge/reindex', undefined, as(world.admin))).body).toBe(true);
-    expect(chunksOf(id)).toEqual([file]);
+    expect(await found(id, 'theta')).toEqual([file]);
     const exported = await fetch(`${world.server.url}/api/v1/knowledge/${id}/export`, { headers: { authorization: `Bearer ${world.admin.token}` } });
     expect(exported.status).toBe(200);
     expect(exported.headers.get('content-type')).toBe('application/zip');
