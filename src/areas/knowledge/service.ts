@@ -458,7 +458,20 @@ export class KnowledgeService implements KnowledgeFileReach {
     if (!file.data || Object.keys(file.data).length === 0) throw badRequest(KNOWLEDGE_ERROR.FILE_NOT_PROCESSED);
     await this.prepare(id, file);
     await this.link(user, knowledge, file.id, form.directory_id);
+    await this.indexIfFinishedMeanwhile(user, id, file);
     return this.withFiles(user, knowledge);
+  }
+
+  /**
+   * A file linked while still being extracted is indexed by fileProcessed, which looks for
+   * its links after the extraction is recorded; one whose extraction was recorded before the
+   * link was made is indexed here, so neither order loses it.
+   */
+  private async indexIfFinishedMeanwhile(user: UserRecord, id: string, file: FileRecord): Promise<void> {
+    const status = file.data?.status;
+    if (status !== 'pending' && status !== 'processing') return;
+    const current = await this.files.get(user, file.id);
+    if (current?.data?.status === 'completed') await this.index(id, current);
   }
 
   /** `POST /{id}/file/update`: re-indexes a file of the knowledge base (its text changed). */
@@ -507,8 +520,10 @@ export class KnowledgeService implements KnowledgeFileReach {
       if (linked.has(form.file_id) || seen.has(form.file_id)) continue;
       seen.add(form.file_id);
       try {
-        await this.prepare(id, files.get(form.file_id)!);
+        const file = files.get(form.file_id)!;
+        await this.prepare(id, file);
         await this.link(user, knowledge, form.file_id, form.directory_id);
+        await this.indexIfFinishedMeanwhile(user, id, file);
       } catch (error) {
         errors.push(`${form.file_id}: ${error instanceof HttpError ? String(error.detail) : (error as Error).message}`);
       }

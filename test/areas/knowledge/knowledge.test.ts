@@ -149,7 +149,7 @@ describe('files and chunks', () => {
     const id = await createKnowledge(world.owner, 'Pending');
     const user = await world.record(world.owner);
     const files = world.server.parley.services.files;
-    const upload = await files.upload(user, { filename: 'later.txt', content: Buffer.from('delta text arrives later'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
+    const upload = await files.upload(user, { filename: 'later.txt', content: Buffer.from('delta text arrives later'), contentType: 'text/plain', process: true });
     const added = await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: upload.id }, as(world.owner));
     expect(added.status, added.text).toBe(200);
     await expect.poll(() => found(id, 'delta'), { timeout: 5000 }).toEqual([upload.id]);
