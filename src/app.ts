@@ -179,7 +179,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const prompts = new PromptsService(core, access, users);
   const knowledge = new KnowledgeService(core, access, users, files, retrieval);
   files.connect(knowledge);
-  const externalKnowledge = new ExternalKnowledgeService(core, knowledge);
+  const externalKnowledge = new ExternalKnowledgeService(core, knowledge, () => retrieval.embedder());
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });

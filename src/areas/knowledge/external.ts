@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { checks, defineSetting } from '../../config/settings.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
-import { HttpError, badRequest, notFound } from '../../core/http/errors.js';
+import { ERROR, badRequest, notFound } from '../../core/http/errors.js';
+import type { Embedder } from '../../core/retrieval/embeddings.js';
+import { type ExternalChunk, type ExternalConnection, ExternalRetrievalError, type ExternalSource, retrieveExternal } from './external-stores.js';
 import type {
   ExternalKnowledgeConnectionForm,
   ExternalKnowledgeCreateForm,
@@ -32,8 +34,7 @@ export const EXTERNAL_ERROR = {
   CONNECTION_NOT_FOUND: 'External connection not found.',
   TEST_QUERY: 'Test query is required.',
   KNOWLEDGE_NAME: 'Knowledge name is required.',
-  /** Parley has no client for external vector stores: querying one needs the query's embedding in that store's model. */
-  UNAVAILABLE: 'Retrieval from external vector stores is not available on this server.',
+  NO_RESULTS: 'Test query returned no results.',
 } as const;
 
 /** A connection as the API shows it: its credentials replaced by whether it has any. */
@@ -52,7 +53,7 @@ function validated(form: ExternalKnowledgeConnectionForm): { provider: string; c
 }
 
 /** A source with its type checked and its config reduced to the fields the provider reads. */
-function normalizedSource(source: ExternalKnowledgeSourceForm, provider: string): Json {
+function normalizedSource(source: ExternalKnowledgeSourceForm, provider: string): ExternalSource {
   const type = (source.type ?? 'collection').trim() || 'collection';
   const name = source.name.trim();
   if (type !== 'collection') throw badRequest(EXTERNAL_ERROR.SOURCE_TYPE);
@@ -72,7 +73,7 @@ function normalizedSource(source: ExternalKnowledgeSourceForm, provider: string)
   return { type, name, config };
 }
 
-const externalMeta = (connection: Json, source: Json): Json => ({
+const externalMeta = (connection: Json, source: ExternalSource): Json => ({
   source: 'external',
   read_only: true,
   external: { connection_id: connection.id, source, provider: connection.provider, auth_mode: 'service_account', capabilities: { retrieve: true } },
@@ -81,14 +82,16 @@ const externalMeta = (connection: Json, source: Json): Json => ({
 /**
  * External knowledge (routers/knowledge.py, 0.10.1): connections to vector stores an
  * admin runs elsewhere (Qdrant, Milvus, pgvector), kept in the config store, and
- * read-only knowledge bases over one of their collections. The connections are kept and
- * shown as the reference does; querying the remote store is refused with a clear 400
- * (EXTERNAL_ERROR.UNAVAILABLE), so a source can be defined but not tested or searched.
+ * read-only knowledge bases over one of their collections, queried with this server's
+ * embedding engine (external-stores.ts). A source is saved only once a test query finds
+ * something in it, as the reference.
  */
 export class ExternalKnowledgeService {
   constructor(
     private readonly core: Core,
     private readonly knowledge: KnowledgeService,
+    /** The embedding engine of the retrieval settings (null: none configured). */
+    private readonly embedder: () => Embedder | null,
   ) {
     // A deleted external knowledge base takes its connection with it, as the reference.
     knowledge.onExternalDeleted = async (record: KnowledgeRecord) => {
@@ -200,29 +203,53 @@ export class ExternalKnowledgeService {
     return health;
   }
 
-  /** A test query against a source definition: validated as the reference, then refused (no remote client). */
-  private retrieveTest(connection: Json, source: ExternalKnowledgeSourceForm, query: string): never {
+  /** Chunks of a source for the queries; a store that fails or cannot be asked is a 400 with its reason. */
+  private async retrieve(connection: Json, source: ExternalSource, owner: { id: string; name: string }, queries: string[], count: number): Promise<ExternalChunk[]> {
+    try {
+      return await retrieveExternal(connection as unknown as ExternalConnection, source, owner, queries, count, this.embedder());
+    } catch (error) {
+      if (error instanceof ExternalRetrievalError) throw badRequest(error.message);
+      throw badRequest(ERROR.DEFAULT((error as Error).message));
+    }
+  }
+
+  /** A test query against a source definition (`_test_external_source_definition`): its documents, metadata and distances. */
+  private async retrieveTest(connection: Json, form: ExternalKnowledgeSourceForm, query: string, count: number) {
     if (!query.trim()) throw badRequest(EXTERNAL_ERROR.TEST_QUERY);
-    normalizedSource(source, String(connection.provider));
-    throw new HttpError(400, EXTERNAL_ERROR.UNAVAILABLE);
+    const source = normalizedSource(form, String(connection.provider));
+    const chunks = await this.retrieve(connection, source, { id: 'external-test', name: String(connection.name) }, [query.trim()], count);
+    return { documents: chunks.map((c) => c.content), metadatas: chunks.map((c) => c.metadata), distances: chunks.map((c) => c.distance) };
+  }
+
+  /**
+   * The chunks of an external knowledge base the user may read, for the queries (the chat
+   * pipeline's counterpart of a local knowledge base's collection).
+   */
+  async query(user: UserRecord, knowledgeId: string, queries: string[], count: number): Promise<ExternalChunk[]> {
+    const knowledge = await this.knowledge.requireExternal(knowledgeId);
+    if (!(await this.knowledge.mayRead(user, knowledgeId))) throw badRequest(ERROR.ACCESS_PROHIBITED);
+    const external = (knowledge.meta?.external ?? {}) as Json;
+    const connection = typeof external.connection_id === 'string' ? this.find(external.connection_id) : undefined;
+    if (!connection) throw notFound(EXTERNAL_ERROR.CONNECTION_NOT_FOUND);
+    return this.retrieve(connection, external.source as ExternalSource, knowledge, queries, count);
   }
 
   /** `POST /external/source/test`. */
-  testSource(user: UserRecord, form: ExternalKnowledgeSourceTestForm): never {
+  testSource(user: UserRecord, form: ExternalKnowledgeSourceTestForm) {
     let connection: Json;
     if (form.connection_id) {
       const existing = this.find(form.connection_id);
       if (!existing) throw notFound(EXTERNAL_ERROR.CONNECTION_NOT_FOUND);
       connection = this.rebuilt(form.connection, existing);
     } else connection = this.build(form.connection, user, 'external-test');
-    return this.retrieveTest(connection, form.source, form.query);
+    return this.retrieveTest(connection, form.source, form.query, form.count ?? 5);
   }
 
   /** `POST /external/connections/{id}/retrieve-test`. */
-  retrieveTestOf(id: string, form: { query: string; source?: ExternalKnowledgeSourceForm | null }): never {
+  retrieveTestOf(id: string, form: { query: string; source?: ExternalKnowledgeSourceForm | null; count?: number }) {
     const connection = this.find(id);
     if (!connection) throw notFound();
-    return this.retrieveTest(connection, form.source ?? { name: 'test', config: { content_field: 'payload.text' } }, form.query);
+    return this.retrieveTest(connection, form.source ?? { name: 'test', config: { content_field: 'payload.text' } }, form.query, form.count ?? 5);
   }
 
   /** `POST /external/knowledge/create`: a read-only knowledge base over a collection of a stored connection. */
@@ -234,18 +261,46 @@ export class ExternalKnowledgeService {
     return this.knowledge.createExternal(user, { name: form.name, description: form.description ?? '', access_grants: form.access_grants }, externalMeta(connection, source));
   }
 
-  /** `POST /external/source/create` and `PATCH /external/source/{id}`: need a test query to answer, which cannot run here. */
-  createSource(user: UserRecord, form: ExternalKnowledgeSourceCreateForm): never {
-    if (!form.name.trim()) throw badRequest(EXTERNAL_ERROR.KNOWLEDGE_NAME);
-    return this.retrieveTest(this.build(form.connection, user), form.source, form.test_query);
+  /** Runs the form's test query; a source that finds nothing is refused. */
+  private async requireResults(connection: Json, form: ExternalKnowledgeSourceCreateForm): Promise<ExternalSource> {
+    const result = await this.retrieveTest(connection, form.source, form.test_query, form.test_count ?? 5);
+    if (result.documents.length === 0) throw badRequest(EXTERNAL_ERROR.NO_RESULTS);
+    return normalizedSource(form.source, String(connection.provider));
   }
 
-  async updateSource(id: string, form: ExternalKnowledgeSourceCreateForm): Promise<never> {
+  /** `POST /external/source/create`: a new connection and a knowledge base over one of its collections, once a test query finds something. */
+  async createSource(user: UserRecord, form: ExternalKnowledgeSourceCreateForm) {
+    if (!form.name.trim()) throw badRequest(EXTERNAL_ERROR.KNOWLEDGE_NAME);
+    const connection = this.build(form.connection, user);
+    const source = await this.requireResults(connection, form);
+    await this.save([...this.connections(), connection]);
+    try {
+      return await this.knowledge.createExternal(user, { name: form.name, description: form.description ?? '', access_grants: form.access_grants }, externalMeta(connection, source));
+    } catch (error) {
+      await this.save(this.connections().filter((c) => c.id !== connection.id));
+      throw error;
+    }
+  }
+
+  /** `PATCH /external/source/{id}`: the knowledge base's connection, source, name, description and grants, once a test query finds something. */
+  async updateSource(user: UserRecord, id: string, form: ExternalKnowledgeSourceCreateForm) {
     const knowledge = await this.knowledge.requireExternal(id);
     if (!form.name.trim()) throw badRequest(EXTERNAL_ERROR.KNOWLEDGE_NAME);
     const connectionId = (knowledge.meta?.external as Json | undefined)?.connection_id;
-    const existing = typeof connectionId === 'string' ? this.find(connectionId) : undefined;
-    if (!existing) throw notFound(EXTERNAL_ERROR.CONNECTION_NOT_FOUND);
-    return this.retrieveTest(this.rebuilt(form.connection, existing), form.source, form.test_query);
+    const connections = this.connections();
+    const index = connections.findIndex((c) => c.id === connectionId);
+    if (index < 0) throw notFound(EXTERNAL_ERROR.CONNECTION_NOT_FOUND);
+    const previous = connections[index];
+    const connection = this.rebuilt(form.connection, previous);
+    const source = await this.requireResults(connection, form);
+    connections[index] = connection;
+    await this.save(connections);
+    try {
+      return await this.knowledge.updateExternal(user, id, { name: form.name, description: form.description ?? '', access_grants: form.access_grants }, externalMeta(connection, source));
+    } catch (error) {
+      connections[index] = previous;
+      await this.save(connections);
+      throw error;
+    }
   }
 }

@@ -112,7 +112,7 @@ async function knowledgeRoutes(app: App, ctx: AreaContext<{ knowledge: Knowledge
   app.patch(
     '/external/source/:id',
     { onRequest: auth.admin, schema: { ...byId, body: ExternalKnowledgeSourceCreateForm, response: { 200: KnowledgeResponse } } },
-    (request) => external.updateSource(request.params.id, request.body),
+    (request) => external.updateSource(request.user!, request.params.id, request.body),
   );
 
   // ---- one knowledge base ----

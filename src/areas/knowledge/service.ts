@@ -696,6 +696,20 @@ export class KnowledgeService implements KnowledgeFileReach {
     return this.create(user, { name: form.name.trim(), description: form.description, access_grants: form.access_grants ?? [] }, meta);
   }
 
+  /** Replaces an external knowledge base's name, description, meta and (when given) grants. */
+  async updateExternal(user: UserRecord, id: string, form: { name: string; description: string; access_grants?: Json[] | null }, meta: Json): Promise<KnowledgeView> {
+    const knowledge = await this.requireExternal(id);
+    const grants = form.access_grants ? await this.access.prepareGrants(user, form.access_grants, KNOWLEDGE_SHARING) : null;
+    const now = this.core.clock.now();
+    const updated = { ...knowledge, name: form.name.trim(), description: form.description, meta, updated_at: now };
+    await this.core.db.transaction().execute(async (trx) => {
+      if (!(await this.store(trx).update(id, { name: updated.name, description: updated.description, meta }, now))) throw notFound();
+      if (grants) await this.access.replaceGrants(RESOURCE, id, grants, trx);
+      await this.publish(trx, user, 'knowledge.updated', id, { name: updated.name });
+    });
+    return this.view(updated);
+  }
+
   async requireExternal(id: string): Promise<KnowledgeRecord> {
     const knowledge = await this.store().byId(id);
     if (!knowledge || !isExternal(knowledge)) throw notFound();

@@ -284,42 +284,6 @@ describe('folders and sync', () => {
   });
 });
 
-describe('external knowledge', () => {
-  it('keeps connections for admins, without showing their credentials', async () => {
-    const form = { name: 'Vectors', provider: 'Qdrant', endpoint: 'http://qdrant.internal:6333', auth_config: { api_key: 'k' } };
-    expect((await world.api.post('/api/v1/knowledge/external/connections', form, as(world.owner))).status).toBe(401);
-    const created = await world.api.post('/api/v1/knowledge/external/connections', form, as(world.admin));
-    expect(created.status, created.text).toBe(200);
-    expect(created.body).toMatchObject({ provider: 'qdrant', auth_configured: true, enabled: true });
-    expect(created.body.auth_config).toBeUndefined();
-    const id = created.body.id as string;
-    expect((await world.api.post('/api/v1/knowledge/external/connections', { ...form, provider: 'weaviate' }, as(world.admin))).body.detail).toBe('Unsupported external knowledge provider.');
-
-    const updated = await world.api.request('PATCH', `/api/v1/knowledge/external/connections/${id}`, { ...form, name: 'Renamed', auth_config: null }, as(world.admin));
-    expect(updated.body).toMatchObject({ name: 'Renamed', auth_configured: true });
-    expect((await world.api.post(`/api/v1/knowledge/external/connections/${id}/test`, undefined, as(world.admin))).body).toMatchObject({ ok: true, provider: 'qdrant' });
-
-    const kb = await world.api.post(
-      '/api/v1/knowledge/external/knowledge/create',
-      { name: 'Remote docs', connection_id: id, source: { name: 'docs', config: { content_field: 'payload.text' } } },
-      as(world.admin),
-    );
-    expect(kb.status, kb.text).toBe(200);
-    expect(kb.body.meta).toMatchObject({ source: 'external', read_only: true });
-    expect((await world.api.post(`/api/v1/knowledge/${kb.body.id}/file/add`, { file_id: 'x' }, as(world.admin))).body.detail).toBe('External knowledge bases are read-only.');
-    expect((await world.api.get('/api/v1/knowledge/search?source=external', as(world.admin))).body.items.map((k: { id: string }) => k.id)).toEqual([kb.body.id]);
-    expect((await world.api.delete(`/api/v1/knowledge/external/connections/${id}`, as(world.admin))).body.detail).toBe('External connection is still used by knowledge bases.');
-
-    const tested = await world.api.post(`/api/v1/knowledge/external/connections/${id}/retrieve-test`, { query: 'q' }, as(world.admin));
-    expect(tested.status).toBe(400);
-
-    // Deleting the knowledge base drops its connection, as the reference.
-    expect((await world.api.delete(`/api/v1/knowledge/${kb.body.id}/delete`, as(world.admin))).body).toBe(true);
-    expect((await world.api.get(`/api/v1/knowledge/external/connections/${id}`, as(world.admin))).status).toBe(404);
-    expect((await world.api.get('/api/v1/knowledge/external/connections', as(world.admin))).body.total).toBe(0);
-  });
-});
-
 describe('admin routes', () => {
   it('reindexes every knowledge base, and exports one as a zip', async () => {
     const id = await createKnowledge(world.owner, 'Export me');
