@@ -24,4 +24,6 @@ export interface KnowledgeFileReach {
   fileProcessed(file: ProcessedFile): Promise<void>;
   /** The file is about to be deleted: its chunks leave every knowledge base holding it. */
   fileDeleting(fileId: string): Promise<void>;
+  /** Every file is about to be deleted: the knowledge bases' chunks go with them. */
+  allFilesDeleting(): Promise<void>;
 }

@@ -459,6 +459,7 @@ export class FilesService {
 
   /** `DELETE /all` (admins): every record and every stored byte. Emits `file.deleted_all`. */
   async deleteAll(user: UserRecord): Promise<void> {
+    await this.knowledge?.allFilesDeleting();
     await this.core.db.transaction().execute(async (trx) => {
       await new FileStore(trx).deleteAll();
       await this.core.events.publish({ event: 'file.deleted_all', actor: user, subjectType: 'file' }, trx);

@@ -227,7 +227,7 @@ export class ExternalKnowledgeService {
    */
   async query(user: UserRecord, knowledgeId: string, queries: string[], count: number): Promise<ExternalChunk[]> {
     const knowledge = await this.knowledge.requireExternal(knowledgeId);
-    if (!(await this.knowledge.mayRead(user, knowledgeId))) throw badRequest(ERROR.ACCESS_PROHIBITED);
+    if (!(await this.knowledge.readable(user, knowledgeId))) throw badRequest(ERROR.ACCESS_PROHIBITED);
     const external = (knowledge.meta?.external ?? {}) as Json;
     const connection = typeof external.connection_id === 'string' ? this.find(external.connection_id) : undefined;
     if (!connection) throw notFound(EXTERNAL_ERROR.CONNECTION_NOT_FOUND);

@@ -58,12 +58,12 @@ const fileMetadata = (file: KnowledgeFileEntry) => ({ id: file.id, hash: file.ha
 export class KnowledgeService implements KnowledgeFileReach {
   constructor(
     private readonly core: Core,
-    private readonly access: AccessService,
+    private readonly accessControl: AccessService,
     private readonly users: UsersService,
     private readonly files: FilesService,
     private readonly retrieval: Retrieval,
   ) {
-    access.registerPreviewCatalog('knowledge', { resourceType: RESOURCE, list: (db) => new KnowledgeStore(db).all() });
+    accessControl.registerPreviewCatalog('knowledge', { resourceType: RESOURCE, list: (db) => new KnowledgeStore(db).all() });
   }
 
   private store(db: Db = this.core.db): KnowledgeStore {
@@ -74,12 +74,12 @@ export class KnowledgeService implements KnowledgeFileReach {
 
   /** Admins (whatever BYPASS_ADMIN_ACCESS_CONTROL says, as the reference's routes), owners and grant holders. */
   private async may(user: UserRecord, knowledge: KnowledgeRecord, permission: 'read' | 'write'): Promise<boolean> {
-    return isAdmin(user) || (await this.access.hasAccess(user, RESOURCE, knowledge.id, permission, knowledge.user_id));
+    return isAdmin(user) || (await this.accessControl.hasAccess(user, RESOURCE, knowledge.id, permission, knowledge.user_id));
   }
 
   /** What the response's `write_access` says: the owner, a bypassing admin, a write grant. */
   private writeAccess(user: UserRecord, knowledge: KnowledgeRecord): Promise<boolean> {
-    return this.access.hasAccess(user, RESOURCE, knowledge.id, 'write', knowledge.user_id);
+    return this.accessControl.hasAccess(user, RESOURCE, knowledge.id, 'write', knowledge.user_id);
   }
 
   /** The knowledge base, or the reference's answer for a missing one (`status`: 400 on most routes, 404 on some). */
@@ -108,7 +108,7 @@ export class KnowledgeService implements KnowledgeFileReach {
   }
 
   private async view(knowledge: KnowledgeRecord, db?: Db): Promise<KnowledgeView> {
-    return { ...knowledge, access_grants: await this.access.grantsOf(RESOURCE, knowledge.id, db) };
+    return { ...knowledge, access_grants: await this.accessControl.grantsOf(RESOURCE, knowledge.id, db) };
   }
 
   /** KnowledgeFilesResponse: the record, its files' metadata and the caller's write access. */
@@ -128,10 +128,39 @@ export class KnowledgeService implements KnowledgeFileReach {
 
   // ---- what other areas ask --------------------------------------------------
 
-  /** Whether the user may read knowledge base `id` (the retrieval routes' collection check). */
-  async mayRead(user: UserRecord, id: string): Promise<boolean> {
+  /**
+   * Whether the user may read (or write) knowledge base `id`; null when there is none
+   * (the retrieval routes' check of a collection named by a knowledge base's id).
+   */
+  async access(user: UserRecord, id: string, permission: 'read' | 'write'): Promise<boolean | null> {
     const knowledge = await this.store().byId(id);
-    return knowledge !== null && (await this.may(user, knowledge, 'read'));
+    return knowledge && this.may(user, knowledge, permission);
+  }
+
+  /** The knowledge base when the user may read it; null otherwise (the chat pipeline's `#` collections). */
+  async readable(user: UserRecord, id: string): Promise<KnowledgeRecord | null> {
+    const knowledge = await this.store().byId(id);
+    return knowledge && (await this.may(user, knowledge, 'read')) ? knowledge : null;
+  }
+
+  /** The extracted text of each file of a knowledge base the user may read ("full context"). */
+  async fileContents(user: UserRecord, id: string): Promise<{ id: string; filename: string; content: string }[]> {
+    if (!(await this.readable(user, id))) return [];
+    const files = await this.files.getMany(user, await this.store().fileIds(id));
+    return files.map((file) => ({ id: file.id, filename: file.filename, content: typeof file.data?.content === 'string' ? file.data.content : '' }));
+  }
+
+  /** Deletes every knowledge base (admins; the retrieval routes' reset/db, which empties the store they index into). */
+  async deleteAll(user: UserRecord): Promise<void> {
+    if (!isAdmin(user)) throw unauthorized(ERROR.UNAUTHORIZED);
+    const bases = await this.store().all();
+    await this.core.db.transaction().execute(async (trx) => {
+      for (const knowledge of bases) {
+        await this.accessControl.deleteGrantsOf(RESOURCE, knowledge.id, trx);
+        await this.store(trx).delete(knowledge.id);
+      }
+    });
+    await this.retrieval.dropCollections(bases.map((knowledge) => knowledge.id));
   }
 
   /** The collections of the named knowledge bases the user may read (a model's `meta.knowledge`, at chat time). */
@@ -144,12 +173,16 @@ export class KnowledgeService implements KnowledgeFileReach {
   async reaching(user: UserRecord, fileId: string, permission: 'read' | 'write'): Promise<{ id: string; user_id: string }[]> {
     const holding = await this.store().holdingFile(fileId);
     if (holding.length === 0) return [];
-    const subject = await this.access.subjectOf(user);
-    return this.access.filterAccessible(subject, RESOURCE, permission, holding);
+    const subject = await this.accessControl.subjectOf(user);
+    return this.accessControl.filterAccessible(subject, RESOURCE, permission, holding);
   }
 
   async fileDeleting(fileId: string): Promise<void> {
     for (const knowledge of await this.store().holdingFile(fileId)) await this.retrieval.removeFile(knowledge.id, fileId);
+  }
+
+  async allFilesDeleting(): Promise<void> {
+    await this.retrieval.dropCollections((await this.store().all()).filter((knowledge) => !isExternal(knowledge)).map((knowledge) => knowledge.id));
   }
 
   /**
@@ -216,22 +249,22 @@ export class KnowledgeService implements KnowledgeFileReach {
 
   /** `GET /` and `GET /search`: readable knowledge bases, 30 a page, newest change first, with owner, write access and file count. */
   async search(user: UserRecord, query: { query?: string; view_option?: string; source?: string; page?: number }) {
-    const subject = await this.access.subjectOf(user);
+    const subject = await this.accessControl.subjectOf(user);
     const page = Math.max(1, query.page ?? 1);
     const result = await this.store().search({
       query: query.query,
       viewOption: query.view_option,
       source: query.source === 'local' || query.source === 'external' ? query.source : undefined,
-      access: this.access.accessFilter(subject, RESOURCE, 'read', { id: 'knowledge.id', owner: 'knowledge.user_id' }),
+      access: this.accessControl.accessFilter(subject, RESOURCE, 'read', { id: 'knowledge.id', owner: 'knowledge.user_id' }),
       userId: user.id,
       offset: (page - 1) * WORKSPACE_PAGE_SIZE,
       limit: WORKSPACE_PAGE_SIZE,
     });
     const ids = result.items.map((k) => k.id);
     const [grants, owners, writable, counts] = await Promise.all([
-      this.access.grantsOfMany(RESOURCE, ids),
+      this.accessControl.grantsOfMany(RESOURCE, ids),
       this.owners(result.items.map((k) => k.user_id)),
-      this.access.accessibleIds(subject, RESOURCE, 'write', ids),
+      this.accessControl.accessibleIds(subject, RESOURCE, 'write', ids),
       this.store().fileCounts(ids),
     ]);
     const items = result.items.map((knowledge) => ({
@@ -246,9 +279,9 @@ export class KnowledgeService implements KnowledgeFileReach {
 
   /** `GET /search/files`: files by name (or text) across the knowledge bases the user may read, with their knowledge base. */
   async searchFiles(user: UserRecord, query: FileSearchQuery) {
-    const subject = await this.access.subjectOf(user);
+    const subject = await this.accessControl.subjectOf(user);
     // The reference applies the grant filter here even to admins.
-    const readable = this.access.accessFilter({ ...subject, bypass: false }, RESOURCE, 'read', { id: 'knowledge.id', owner: 'knowledge.user_id' });
+    const readable = this.accessControl.accessFilter({ ...subject, bypass: false }, RESOURCE, 'read', { id: 'knowledge.id', owner: 'knowledge.user_id' });
     const page = Math.max(1, query.page ?? 1);
     const result = await this.store().searchFilesAcross(readable, {
       query: query.query,
@@ -259,7 +292,7 @@ export class KnowledgeService implements KnowledgeFileReach {
     });
     const adders = await this.owners(result.items.map((m) => m.added_by));
     const bases = new Map((await this.store().byIds(result.items.map((m) => m.knowledge_id))).map((k) => [k.id, k]));
-    const grants = await this.access.grantsOfMany(RESOURCE, [...bases.keys()]);
+    const grants = await this.accessControl.grantsOfMany(RESOURCE, [...bases.keys()]);
     const items = result.items.map(({ knowledge_id, ...entry }) => {
       const knowledge = bases.get(knowledge_id);
       return { ...this.fileItem(entry, adders), collection: knowledge ? { ...knowledge, access_grants: grants.get(knowledge.id) ?? [] } : null };
@@ -276,14 +309,14 @@ export class KnowledgeService implements KnowledgeFileReach {
 
   /** `POST /create`: needs `workspace.knowledge`; grants filtered by the sharing permissions. */
   async create(user: UserRecord, form: KnowledgeForm, meta: Json | null = null): Promise<KnowledgeView> {
-    if (!isAdmin(user) && !(await this.access.hasPermission(user, 'workspace.knowledge'))) throw unauthorized(ERROR.UNAUTHORIZED);
+    if (!isAdmin(user) && !(await this.accessControl.hasPermission(user, 'workspace.knowledge'))) throw unauthorized(ERROR.UNAUTHORIZED);
     if (form.name.trim() === '') throw badRequest(KNOWLEDGE_ERROR.EMPTY_NAME);
-    const grants = (await this.access.grantsOfForm(user, form, RESOURCE, KNOWLEDGE_SHARING)) ?? [];
+    const grants = (await this.accessControl.grantsOfForm(user, form, RESOURCE, KNOWLEDGE_SHARING)) ?? [];
     const now = this.core.clock.now();
     const knowledge: KnowledgeRecord = { id: randomUUID(), user_id: user.id, name: form.name, description: form.description, meta, created_at: now, updated_at: now };
     return this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).insert(knowledge);
-      const stored = await this.access.replaceGrants(RESOURCE, knowledge.id, grants, trx);
+      const stored = await this.accessControl.replaceGrants(RESOURCE, knowledge.id, grants, trx);
       await this.publish(trx, user, 'knowledge.created', knowledge.id, { name: knowledge.name });
       return { ...knowledge, access_grants: stored };
     });
@@ -300,11 +333,11 @@ export class KnowledgeService implements KnowledgeFileReach {
     const knowledge = await this.require(id);
     if (!(await this.may(user, knowledge, 'write'))) throw badRequest(ERROR.ACCESS_PROHIBITED);
     if (form.name.trim() === '') throw badRequest(KNOWLEDGE_ERROR.EMPTY_NAME);
-    const grants = await this.access.grantsOfForm(user, form, RESOURCE, KNOWLEDGE_SHARING);
+    const grants = await this.accessControl.grantsOfForm(user, form, RESOURCE, KNOWLEDGE_SHARING);
     const now = this.core.clock.now();
     const updated = await this.core.db.transaction().execute(async (trx) => {
       if (!(await this.store(trx).update(id, { name: form.name, description: form.description }, now))) throw badRequest(ERROR.ID_TAKEN);
-      if (grants) await this.access.replaceGrants(RESOURCE, id, grants, trx);
+      if (grants) await this.accessControl.replaceGrants(RESOURCE, id, grants, trx);
       await this.publish(trx, user, 'knowledge.updated', id, { name: form.name });
       return { ...knowledge, name: form.name, description: form.description, updated_at: now };
     });
@@ -315,9 +348,9 @@ export class KnowledgeService implements KnowledgeFileReach {
   async updateAccess(user: UserRecord, id: string, accessGrants: unknown[]) {
     const knowledge = await this.require(id, 404);
     if (!(await this.may(user, knowledge, 'write'))) throw badRequest(ERROR.ACCESS_PROHIBITED);
-    const grants = await this.access.prepareGrants(user, accessGrants, KNOWLEDGE_SHARING);
+    const grants = await this.accessControl.prepareGrants(user, accessGrants, KNOWLEDGE_SHARING);
     await this.core.db.transaction().execute(async (trx) => {
-      await this.access.replaceGrants(RESOURCE, id, grants, trx);
+      await this.accessControl.replaceGrants(RESOURCE, id, grants, trx);
       await this.publish(trx, user, 'knowledge.access_updated', id, { name: knowledge.name });
     });
     return this.withFiles(user, knowledge);
@@ -328,7 +361,7 @@ export class KnowledgeService implements KnowledgeFileReach {
     const knowledge = await this.require(id);
     if (!(await this.may(user, knowledge, 'write'))) throw badRequest(ERROR.ACCESS_PROHIBITED);
     const removed = await this.core.db.transaction().execute(async (trx) => {
-      await this.access.deleteGrantsOf(RESOURCE, id, trx);
+      await this.accessControl.deleteGrantsOf(RESOURCE, id, trx);
       const gone = await this.store(trx).delete(id);
       if (gone) await this.publish(trx, user, 'knowledge.deleted', id, { name: knowledge.name });
       return gone;
@@ -699,12 +732,12 @@ export class KnowledgeService implements KnowledgeFileReach {
   /** Replaces an external knowledge base's name, description, meta and (when given) grants. */
   async updateExternal(user: UserRecord, id: string, form: { name: string; description: string; access_grants?: Json[] | null }, meta: Json): Promise<KnowledgeView> {
     const knowledge = await this.requireExternal(id);
-    const grants = form.access_grants ? await this.access.prepareGrants(user, form.access_grants, KNOWLEDGE_SHARING) : null;
+    const grants = form.access_grants ? await this.accessControl.prepareGrants(user, form.access_grants, KNOWLEDGE_SHARING) : null;
     const now = this.core.clock.now();
     const updated = { ...knowledge, name: form.name.trim(), description: form.description, meta, updated_at: now };
     await this.core.db.transaction().execute(async (trx) => {
       if (!(await this.store(trx).update(id, { name: updated.name, description: updated.description, meta }, now))) throw notFound();
-      if (grants) await this.access.replaceGrants(RESOURCE, id, grants, trx);
+      if (grants) await this.accessControl.replaceGrants(RESOURCE, id, grants, trx);
       await this.publish(trx, user, 'knowledge.updated', id, { name: updated.name });
     });
     return this.view(updated);

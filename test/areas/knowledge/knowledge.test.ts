@@ -93,7 +93,10 @@ describe('access', () => {
     expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.stranger))).status).toBe(401);
     expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.stranger))).body.detail).toBe(ERROR.ACCESS_PROHIBITED);
     expect((await world.api.get(`/api/v1/files/${file}`, as(world.stranger))).status).toBe(404);
-    expect(await knowledge.mayRead(stranger, id)).toBe(false);
+    expect(await knowledge.access(stranger, id, 'read')).toBe(false);
+    expect(await knowledge.access(stranger, 'missing', 'read')).toBeNull();
+    expect(await knowledge.readable(stranger, id)).toBeNull();
+    expect(await knowledge.fileContents(stranger, id)).toEqual([]);
     expect(await knowledge.knowledgeCollectionsFor(stranger, [id])).toEqual([]);
     expect((await world.api.post(`/api/v1/knowledge/${id}/update`, { name: 'n', description: '' }, as(world.stranger))).status).toBe(400);
 
@@ -102,6 +105,7 @@ describe('access', () => {
     const reader = await world.record(world.reader);
     expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.reader))).body.write_access).toBe(false);
     expect(await knowledge.knowledgeCollectionsFor(reader, [id, 'missing'])).toEqual([id]);
+    expect(await knowledge.fileContents(reader, id)).toEqual([{ id: file, filename: 'plans.txt', content: 'The launch is in spring.' }]);
     // The file is readable through the knowledge base, as the reference's has_access_to_file.
     expect((await world.api.get(`/api/v1/files/${file}`, as(world.reader))).status).toBe(200);
     expect((await world.api.post(`/api/v1/knowledge/${id}/file/remove`, { file_id: file }, as(world.reader))).status).toBe(400);
@@ -300,5 +304,17 @@ describe('admin routes', () => {
     const zip = await JSZip.loadAsync(Buffer.from(await exported.arrayBuffer()));
     expect(await zip.file('notes.md.txt')?.async('string')).toBe('theta');
     expect((await world.api.get('/api/v1/knowledge/search/files?query=notes', as(world.owner))).body.items[0]).toMatchObject({ id: file, collection: { id } });
+  });
+});
+
+describe('deleting every file (runs last: it empties the server)', () => {
+  it('takes every knowledge base\'s chunks with the files', async () => {
+    const id = await createKnowledge(world.owner, 'Emptied');
+    const file = await fileOf(world.owner, 'last.txt', 'iota');
+    await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
+    expect(await found(id, 'iota')).toEqual([file]);
+    expect((await world.api.delete('/api/v1/files/all', as(world.admin))).status).toBe(200);
+    expect(await chunksOf(id)).toEqual([]);
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
   });
 });
