@@ -18,7 +18,22 @@ import type { KnowledgeRecord } from './store.js';
 type Json = Record<string, unknown>;
 
 /** `external_knowledge.connections`: the external vector stores an admin connected (routers/knowledge.py). */
-export const EXTERNAL_CONNECTIONS = defineSetting<Json[]>({ key: 'external_knowledge.connections', default: [], check: checks.list });
+export const EXTERNAL_CONNECTIONS = defineSetting<Json[]>({ key: 'external_knowledge.connections', default: [], check: connectionsCheck });
+
+/** An import is held to what the connection routes store: objects with an id, a known provider and an endpoint. */
+function connectionsCheck(value: unknown): string | null {
+  const listed = checks.list(value);
+  if (listed) return listed;
+  const bad = (value as unknown[]).findIndex(
+    (item) =>
+      item === null ||
+      typeof item !== 'object' ||
+      typeof (item as Json).id !== 'string' ||
+      !PROVIDERS.has(String((item as Json).provider)) ||
+      typeof (item as Json).endpoint !== 'string',
+  );
+  return bad < 0 ? null : `item ${bad} must be a connection with an id, a provider (qdrant, milvus, pgvector) and an endpoint`;
+}
 
 const PROVIDERS = new Set(['qdrant', 'milvus', 'pgvector']);
 
