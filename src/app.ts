@@ -64,6 +64,8 @@ import { KnowledgeService } from './areas/knowledge/service.js';
 import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
 import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
+import { retrievalArea } from './areas/retrieval/routes.js';
+import { CollectionsService } from './areas/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -91,6 +93,7 @@ export interface Services {
   knowledge: KnowledgeService;
   externalKnowledge: ExternalKnowledgeService;
   retrieval: RetrievalService;
+  collections: CollectionsService;
 }
 
 export interface Parley {
@@ -175,11 +178,13 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access, users, models);
+  const files = new FilesService(core, access, users, models, retrieval);
   const prompts = new PromptsService(core, access, users);
+  const collections = new CollectionsService(core, retrieval, files);
   const knowledge = new KnowledgeService(core, access, users, files, retrieval);
   files.connect(knowledge);
   const externalKnowledge = new ExternalKnowledgeService(core, knowledge, () => retrieval.embedder());
+  collections.connectKnowledge(knowledge);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -189,7 +194,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, knowledge, externalKnowledge, realtime, tasks, pipeline, retrieval };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -249,6 +254,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     filesArea,
     promptsArea,
     knowledgeArea,
+    retrievalArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

@@ -531,7 +531,6 @@ export class KnowledgeService implements KnowledgeFileReach {
     });
     await this.retrieval.removeFile(id, fileId);
     if (deleteFile && (file.user_id === user.id || isAdmin(user))) {
-      await this.retrieval.dropCollections([`file-${fileId}`]);
       await this.files.delete(user, fileId);
     }
     return this.withFiles(user, knowledge);
@@ -710,7 +709,6 @@ export class KnowledgeService implements KnowledgeFileReach {
       if (!file || !(await this.store().unlink(id, fileId))) continue;
       await this.retrieval.removeFile(id, fileId);
       if (file.user_id === user.id || isAdmin(user)) {
-        await this.retrieval.dropCollections([`file-${fileId}`]);
         await this.files.delete(user, fileId);
       }
     }

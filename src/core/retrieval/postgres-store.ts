@@ -75,6 +75,10 @@ export class PostgresChunkStore implements ChunkStore {
     await sql`TRUNCATE retrieval_chunk, retrieval_vector`.execute(this.db);
   }
 
+  async has(collection: string): Promise<boolean> {
+    return (await this.db.selectFrom('retrieval_chunk').select('id').where('collection', '=', collection).limit(1).executeTakeFirst()) !== undefined;
+  }
+
   async chunks(collection: string): Promise<StoredChunk[]> {
     const rows = await this.db.selectFrom('retrieval_chunk').select(['id', 'collection', 'text', 'metadata']).where('collection', '=', collection).orderBy('id').execute();
     return rows.map(toStored);

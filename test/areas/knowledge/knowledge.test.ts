@@ -113,6 +113,31 @@ describe('access', () => {
   });
 });
 
+describe('retrieval routes', () => {
+  it('query/collection finds a knowledge base\'s passages for readers only, and never a removed file\'s or a deleted knowledge base\'s', async () => {
+    const id = await createKnowledge(world.owner, 'Searched');
+    const kept = await fileOf(world.owner, 'kept.txt', 'Kappa passages about lighthouses stay.');
+    const dropped = await fileOf(world.owner, 'dropped.txt', 'Lambda passages about lighthouses leave.');
+    for (const file of [kept, dropped]) await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: file }, as(world.owner));
+    await world.api.post(`/api/v1/knowledge/${id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.reader.id, permission: 'read' }] }, as(world.owner));
+    const query = (account: Account, collection = id) => world.api.post('/api/v1/retrieval/query/collection', { collection_names: [collection], query: 'lighthouses', k: 10 }, as(account));
+    const fileIds = (res: { body: { metadatas: { file_id: string }[][] } }) => [...new Set(res.body.metadatas[0].map((m) => m.file_id))].sort();
+
+    const read = await query(world.reader);
+    expect(read.status, read.text).toBe(200);
+    expect(fileIds(read)).toEqual([kept, dropped].sort());
+    expect((await query(world.stranger)).status).toBe(403);
+
+    await world.api.post(`/api/v1/knowledge/${id}/file/remove?delete_file=false`, { file_id: dropped }, as(world.owner));
+    expect(fileIds(await query(world.reader))).toEqual([kept]);
+
+    await world.api.delete(`/api/v1/knowledge/${id}/delete`, as(world.owner));
+    // A deleted knowledge base is no one's collection any more.
+    expect((await query(world.owner)).status).toBe(403);
+    expect(await chunksOf(id)).toEqual([]);
+  });
+});
+
 describe('files and chunks', () => {
   it('indexes an added file, drops a removed file\'s chunks, and drops the collection on reset', async () => {
     const id = await createKnowledge(world.owner, 'Chunks');
