@@ -58,7 +58,8 @@ describe('records', () => {
     const got = await world.api.get(`/api/v1/knowledge/${id}`, as(world.owner));
     expect(got.body).toMatchObject({ id, name: 'Handbook', write_access: true, access_grants: [] });
 
-    const updated = await world.api.post(`/api/v1/knowledge/${id}/update`, { name: 'Staff handbook', description: 'Rules' }, as(world.owner));
+    // The frontend also sends `data`, which the form ignores.
+    const updated = await world.api.post(`/api/v1/knowledge/${id}/update`, { name: 'Staff handbook', description: 'Rules', data: { file_ids: [] } }, as(world.owner));
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ name: 'Staff handbook', files: [{ id: file }] });
 
@@ -183,14 +184,40 @@ describe('files and chunks', () => {
     expect(added.status, added.text).toBe(200);
     await expect.poll(() => found(id, 'delta'), { timeout: 5000 }).toEqual([upload.id]);
     expect((await world.api.get(`/api/v1/knowledge/${id}/files/pending`, as(world.owner))).body).toEqual([]);
+    const streamed = await world.api.get(`/api/v1/knowledge/${id}/files/pending?stream=true`, as(world.owner));
+    expect(streamed.headers.get('content-type')).toContain('text/event-stream');
+    expect(streamed.text).toBe('data: []\n\n');
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files/pending?stream=true`, as(world.stranger))).status).toBe(400);
+    expect((await world.api.get('/api/v1/knowledge/nope/files/pending', as(world.owner))).status).toBe(404);
   });
 
-  it('an upload naming the knowledge base is linked when its extraction ends', async () => {
+  it('an upload naming the knowledge base is pending until its extraction ends, then linked', async () => {
     const id = await createKnowledge(world.owner, 'Uploads');
     const user = await world.record(world.owner);
-    const upload = await world.server.parley.services.files.upload(user, { filename: 'auto.txt', content: Buffer.from('epsilon'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
+    const files = world.server.parley.services.files;
+    // Extraction held back, so the upload stays pending while the list is read.
+    await files.processing.stop();
+    let upload: { id: string };
+    try {
+      upload = await files.upload(user, { filename: 'auto.txt', content: Buffer.from('epsilon'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
+      const pending = await world.api.get(`/api/v1/knowledge/${id}/files/pending`, as(world.owner));
+      expect(pending.body.map((f: { id: string }) => f.id)).toEqual([upload.id]);
+      expect(pending.body[0].data).toEqual({ status: 'pending' });
+      expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
+    } finally {
+      files.processing.start();
+    }
     await expect.poll(async () => (await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total, { timeout: 5000 }).toBe(1);
     expect(await found(id, 'epsilon')).toEqual([upload.id]);
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files/pending`, as(world.owner))).body).toEqual([]);
+  });
+
+  it('an upload naming a knowledge base the uploader may not write to is not linked', async () => {
+    const id = await createKnowledge(world.owner, 'Closed');
+    const upload = await world.server.parley.services.files.upload(await world.record(world.reader), { filename: 'push.txt', content: Buffer.from('mu'), contentType: 'text/plain', process: true, metadata: { knowledge_id: id } });
+    await expect.poll(async () => (await world.api.get(`/api/v1/files/${upload.id}/process/status`, as(world.reader))).body.status, { timeout: 5000 }).toBe('completed');
+    expect((await world.api.get(`/api/v1/knowledge/${id}/files`, as(world.owner))).body.total).toBe(0);
+    expect(await chunksOf(id)).toEqual([]);
   });
 
   it('an indexing failure answers 400 with the reason and leaves the knowledge base usable', async () => {
@@ -328,7 +355,9 @@ describe('admin routes', () => {
     const { default: JSZip } = await import('jszip');
     const zip = await JSZip.loadAsync(Buffer.from(await exported.arrayBuffer()));
     expect(await zip.file('notes.md.txt')?.async('string')).toBe('theta');
-    expect((await world.api.get('/api/v1/knowledge/search/files?query=notes', as(world.owner))).body.items[0]).toMatchObject({ id: file, collection: { id } });
+    // The frontend sends view_option, order_by and direction too, which this route ignores, as the reference.
+    const files = await world.api.get('/api/v1/knowledge/search/files?query=notes&view_option=&order_by=name&direction=asc&page=1&include_content=false', as(world.owner));
+    expect(files.body.items[0]).toMatchObject({ id: file, collection: { id }, user: { id: world.owner.id } });
   });
 });
 
