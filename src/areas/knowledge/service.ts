@@ -16,7 +16,6 @@ import { type DirectoryRecord, type KnowledgeFileEntry, type KnowledgeRecord, Kn
 type Json = Record<string, unknown>;
 
 export const KNOWLEDGE_ERROR = {
-  FILE_EXISTS: 'Uh-oh! This file is already registered. Please choose another file.',
   FILE_NOT_PROCESSED: 'Extracted content is not available for this file. Please ensure that the file is processed before proceeding.',
   EXTERNAL_READ_ONLY: 'External knowledge bases are read-only.',
   DIRECTORY_CREATE: 'Failed to create directory. A directory with this name may already exist at this level.',
@@ -107,8 +106,8 @@ export class KnowledgeService implements KnowledgeFileReach {
     return knowledge;
   }
 
-  private async view(knowledge: KnowledgeRecord, db?: Db): Promise<KnowledgeView> {
-    return { ...knowledge, access_grants: await this.accessControl.grantsOf(RESOURCE, knowledge.id, db) };
+  private async view(knowledge: KnowledgeRecord): Promise<KnowledgeView> {
+    return { ...knowledge, access_grants: await this.accessControl.grantsOf(RESOURCE, knowledge.id) };
   }
 
   /** KnowledgeFilesResponse: the record, its files' metadata and the caller's write access. */
@@ -227,13 +226,17 @@ export class KnowledgeService implements KnowledgeFileReach {
     }
   }
 
-  /** Links a file (a folder of the knowledge base, or the top level); true when it was not there yet. */
-  private async link(user: UserRecord, knowledge: KnowledgeRecord, fileId: string, directoryId: string | null | undefined): Promise<boolean> {
-    const folder = directoryId ? await this.requireDirectory(knowledge.id, directoryId, 400) : null;
+  /** The folder a file form names, checked before anything is indexed: a folder of this knowledge base, or null for the top level. */
+  private async folderOf(knowledgeId: string, directoryId: string | null | undefined): Promise<string | null> {
+    return directoryId ? (await this.requireDirectory(knowledgeId, directoryId, 400)).id : null;
+  }
+
+  /** Links a file (in a folder from folderOf, or at the top level); true when it was not there yet. */
+  private async link(user: UserRecord, knowledge: KnowledgeRecord, fileId: string, directoryId: string | null): Promise<boolean> {
     const now = this.core.clock.now();
     return this.core.db.transaction().execute(async (trx) => {
-      const added = await this.store(trx).link({ id: randomUUID(), knowledge_id: knowledge.id, file_id: fileId, directory_id: folder?.id ?? null, user_id: user.id }, now);
-      if (added) await this.publish(trx, user, 'knowledge.file.added', fileId, { knowledge_id: knowledge.id, directory_id: folder?.id ?? null });
+      const added = await this.store(trx).link({ id: randomUUID(), knowledge_id: knowledge.id, file_id: fileId, directory_id: directoryId, user_id: user.id }, now);
+      if (added) await this.publish(trx, user, 'knowledge.file.added', fileId, { knowledge_id: knowledge.id, directory_id: directoryId });
       return added;
     });
   }
@@ -489,8 +492,9 @@ export class KnowledgeService implements KnowledgeFileReach {
     const knowledge = await this.requireWritable(user, id);
     const file = await this.readableFile(user, form.file_id);
     if (!file.data || Object.keys(file.data).length === 0) throw badRequest(KNOWLEDGE_ERROR.FILE_NOT_PROCESSED);
+    const folder = await this.folderOf(id, form.directory_id);
     await this.prepare(id, file);
-    await this.link(user, knowledge, file.id, form.directory_id);
+    await this.link(user, knowledge, file.id, folder);
     await this.indexIfFinishedMeanwhile(user, id, file);
     return this.withFiles(user, knowledge);
   }
@@ -553,8 +557,9 @@ export class KnowledgeService implements KnowledgeFileReach {
       seen.add(form.file_id);
       try {
         const file = files.get(form.file_id)!;
+        const folder = await this.folderOf(id, form.directory_id);
         await this.prepare(id, file);
-        await this.link(user, knowledge, form.file_id, form.directory_id);
+        await this.link(user, knowledge, form.file_id, folder);
         await this.indexIfFinishedMeanwhile(user, id, file);
       } catch (error) {
         errors.push(`${form.file_id}: ${error instanceof HttpError ? String(error.detail) : (error as Error).message}`);

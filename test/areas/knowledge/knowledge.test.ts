@@ -173,6 +173,10 @@ describe('files and chunks', () => {
     expect(refused.status).toBe(400);
     expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: 'nope' }, as(world.owner))).status).toBe(400);
     expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: 5 }, as(world.owner))).status).toBe(422);
+    // A folder of no knowledge base (or of another) is refused before anything is indexed.
+    const other = await fileOf(world.owner, 'other.txt', 'nu passages');
+    expect((await world.api.post(`/api/v1/knowledge/${id}/file/add`, { file_id: other, directory_id: 'nope' }, as(world.owner))).status).toBe(400);
+    expect(await chunksOf(id)).toEqual([]);
   });
 
   it('a file still being extracted is linked and indexed when extraction ends', async () => {
