@@ -104,6 +104,9 @@ describe('access', () => {
     const granted = await world.api.post(`/api/v1/knowledge/${id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: world.reader.id, permission: 'read' }] }, as(world.owner));
     expect(granted.status, granted.text).toBe(200);
     const reader = await world.record(world.reader);
+    // The admin access preview lists it among what the reader reaches.
+    const preview = await world.api.get(`/api/v1/users/${world.reader.id}/preview`, as(world.admin));
+    expect(preview.body.knowledge.items.map((k: { id: string }) => k.id)).toContain(id);
     expect((await world.api.get(`/api/v1/knowledge/${id}`, as(world.reader))).body.write_access).toBe(false);
     expect(await knowledge.knowledgeCollectionsFor(reader, [id, 'missing'])).toEqual([id]);
     expect(await knowledge.fileContents(reader, id)).toEqual([{ id: file, filename: 'plans.txt', content: 'The launch is in spring.' }]);
