@@ -181,7 +181,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const files = new FilesService(core, access, users, models, retrieval);
   const prompts = new PromptsService(core, access, users);
   const collections = new CollectionsService(core, retrieval, files);
-  const knowledge = new KnowledgeService(core, access, users, files, retrieval);
+  const knowledge = new KnowledgeService(core, access, users, files, models, retrieval);
   files.connect(knowledge);
   const externalKnowledge = new ExternalKnowledgeService(core, knowledge, () => retrieval.embedder());
   collections.connectKnowledge(knowledge);

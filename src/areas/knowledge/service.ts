@@ -9,6 +9,7 @@ import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core
 import type { KnowledgeFileReach, ProcessedFile } from '../../core/knowledge.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
 import type { FileRecord, FilesService } from '../files/service.js';
+import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
 import type { FileSearchQuery, KnowledgeFileIdForm, KnowledgeFilesQuery, KnowledgeForm, SyncDiffForm } from './schemas.js';
 import { type DirectoryRecord, type KnowledgeFileEntry, type KnowledgeRecord, KnowledgeStore } from './store.js';
@@ -60,6 +61,7 @@ export class KnowledgeService implements KnowledgeFileReach {
     private readonly accessControl: AccessService,
     private readonly users: UsersService,
     private readonly files: FilesService,
+    private readonly models: ModelsService,
     private readonly retrieval: Retrieval,
   ) {
     accessControl.registerPreviewCatalog('knowledge', { resourceType: RESOURCE, list: (db) => new KnowledgeStore(db).all() });
@@ -359,7 +361,7 @@ export class KnowledgeService implements KnowledgeFileReach {
     return this.withFiles(user, knowledge);
   }
 
-  /** `DELETE /{id}/delete`: the knowledge base, its links, folders and grants, and its chunks. */
+  /** `DELETE /{id}/delete`: the knowledge base, its links, folders and grants, its chunks, and its place in models' `meta.knowledge`. */
   async delete(user: UserRecord, id: string): Promise<boolean> {
     const knowledge = await this.require(id);
     if (!(await this.may(user, knowledge, 'write'))) throw badRequest(ERROR.ACCESS_PROHIBITED);
@@ -369,6 +371,7 @@ export class KnowledgeService implements KnowledgeFileReach {
       if (gone) await this.publish(trx, user, 'knowledge.deleted', id, { name: knowledge.name });
       return gone;
     });
+    await this.models.forgetKnowledge(id);
     if (isExternal(knowledge)) await this.dropExternalConnection(knowledge);
     else await this.retrieval.dropCollections([id]);
     return removed;

@@ -81,6 +81,22 @@ describe('records', () => {
   });
 });
 
+describe('models', () => {
+  it('deleting a knowledge base takes it out of the models whose meta.knowledge lists it', async () => {
+    const id = await createKnowledge(world.owner, 'Attached');
+    const keep = { type: 'file', id: 'some-file', name: 'kept' };
+    const created = await world.api.post(
+      '/api/v1/models/create',
+      { id: 'kb-model', base_model_id: null, name: 'With knowledge', params: {}, meta: { knowledge: [{ type: 'collection', id, name: 'Attached' }, keep] } },
+      as(world.admin),
+    );
+    expect(created.status, created.text).toBe(200);
+    expect((await world.api.delete(`/api/v1/knowledge/${id}/delete`, as(world.owner))).body).toBe(true);
+    const model = await world.api.get('/api/v1/models/model?id=kb-model', as(world.admin));
+    expect(model.body.meta.knowledge).toEqual([keep]);
+  });
+});
+
 describe('access', () => {
   it('a user without read access can neither list, get, list files nor query it; a grant opens it', async () => {
     const id = await createKnowledge(world.owner, 'Secret plans');
