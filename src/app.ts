@@ -64,6 +64,9 @@ import { NotesService } from './areas/notes/service.js';
 import { NoteCollaboration } from './areas/notes/collaboration.js';
 import { memoriesArea } from './areas/memories/routes.js';
 import { MemoriesService } from './areas/memories/service.js';
+import { ExternalKnowledgeService } from './areas/knowledge/external.js';
+import { knowledgeArea } from './areas/knowledge/routes.js';
+import { KnowledgeService } from './areas/knowledge/service.js';
 import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
 import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
@@ -95,6 +98,8 @@ export interface Services {
   prompts: PromptsService;
   notes: NotesService;
   memories: MemoriesService;
+  knowledge: KnowledgeService;
+  externalKnowledge: ExternalKnowledgeService;
   retrieval: RetrievalService;
   collections: CollectionsService;
 }
@@ -186,6 +191,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const notes = new NotesService(core, access, users, chats);
   const memories = new MemoriesService(core, access, retrieval);
   const collections = new CollectionsService(core, retrieval, files);
+  const knowledge = new KnowledgeService(core, access, users, files, models, retrieval);
+  files.connect(knowledge);
+  const externalKnowledge = new ExternalKnowledgeService(core, knowledge, () => retrieval.embedder());
+  collections.connectKnowledge(knowledge);
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -194,11 +203,11 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipelineOptions = readPipelineOptions(env.raw);
-  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge: null, notes }, pipelineOptions);
+  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -260,6 +269,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     promptsArea,
     notesArea,
     memoriesArea,
+    knowledgeArea,
     retrievalArea,
     completionsArea,
     runningTasksArea,

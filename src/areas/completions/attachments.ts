@@ -19,8 +19,8 @@ import { type Source, citable, documentCount, withSourceContext } from './source
 
 /** What the knowledge area gives a chat (wired in app.ts); who may read a knowledge base is the retrieval area's `accessible`. */
 export interface KnowledgeReader {
-  /** The extracted text of each file of the knowledge base (for "full context"). */
-  fileContents(id: string): Promise<{ id: string; filename: string; content: string }[]>;
+  /** The extracted text of each file of a knowledge base the user may read (for "full context"); none otherwise. */
+  fileContents(user: UserRecord, id: string): Promise<{ id: string; filename: string; content: string }[]>;
 }
 
 /** The notes a user may read, as the notes area provides them (wired in app.ts). */
@@ -182,7 +182,7 @@ export class ChatAttachments {
         // A knowledge base: readable as its collection is.
         if (!id || !(await this.deps.collections.accessible(user, id, 'read'))) return null;
         if (!whole) return [id];
-        const files = this.deps.knowledge ? await this.deps.knowledge.fileContents(id) : [];
+        const files = this.deps.knowledge ? await this.deps.knowledge.fileContents(user, id) : [];
         return { documents: files.map((f) => f.content), metadatas: files.map((f) => ({ file_id: f.id, name: f.filename, source: f.filename })) };
       }
       case 'chat': {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Core } from '../../core/context.js';
+import type { ProcessedFile } from '../../core/knowledge.js';
 import { EmbeddingError } from '../../core/retrieval/embeddings.js';
 import type { Storage } from '../../core/storage/storage.js';
 import { ContentExtraction, type ExtractionOptions } from './extraction.js';
@@ -51,6 +52,8 @@ export class FileProcessing {
     private readonly options: ProcessingOptions,
     /** Indexes the extracted text for retrieval; throws EmbeddingError when the engine fails. */
     private readonly index: (file: FileRecord, content: string) => Promise<void>,
+    /** Told when a file's extraction ended (knowledge bases index it then). */
+    private readonly onProcessed: (file: ProcessedFile) => Promise<void> | undefined = () => undefined,
   ) {
     this.extraction = new ContentExtraction(core.settings, options);
   }
@@ -151,5 +154,9 @@ export class FileProcessing {
       await store.update(fileId, { data, ...(outcome.hash ? { hash: outcome.hash } : {}) }, this.core.clock.now());
     }
     await store.finishJob(fileId);
+    if (current) {
+      const processed = { ...current, data: { ...(current.data ?? {}), ...outcome.data }, hash: outcome.hash ?? current.hash };
+      await Promise.resolve(this.onProcessed(processed)).catch((error) => this.core.log.error({ err: error, file: fileId }, 'indexing a processed file failed'));
+    }
   }
 }

@@ -5,6 +5,7 @@ import { RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { AccessService } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
+import type { KnowledgeFileReach } from '../../core/knowledge.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/http/errors.js';
 import { LocalStorage } from '../../core/storage/local.js';
@@ -106,10 +107,10 @@ function storedName(id: string, name: string): string {
 /**
  * Files: stored bytes (DATA_DIR/uploads, behind core/storage) and their
  * records. A file is readable by its owner, admins, holders of a read grant
- * on it, readers of a workspace model that attaches it and those who may open
- * a shared chat showing it (knowledge will add its own); changing it takes
- * ownership, admin, a write grant, or write on a model of the file's owner
- * that attaches it. Uploads queue content extraction (processing.ts).
+ * on it, readers of a workspace model that attaches it, readers of a knowledge
+ * base holding it and those who may open a shared chat showing it; changing it
+ * takes ownership, admin, a write grant, or write on a model or knowledge base of
+ * the file's owner that holds it. Uploads queue content extraction (processing.ts).
  * The plugin compatibility layer (`open_webui.models.files`,
  * `open_webui.storage.provider`) calls this as the plugin's user. See
  * docs/files.md and docs/plugin-compat.md.
@@ -122,6 +123,7 @@ export class FilesService {
   /** The upload folder itself: plugins' raw bytes, and the staging of S3 uploads. */
   private readonly local: LocalStorage;
   readonly processing: FileProcessing;
+  private knowledge: KnowledgeFileReach | null = null;
 
   constructor(
     private readonly core: Core,
@@ -134,7 +136,12 @@ export class FilesService {
     this.uploadDir = path.join(path.resolve(core.env.dataDir), 'uploads');
     this.local = new LocalStorage(this.uploadDir);
     this.storage = createStorage(core.env.raw, this.local);
-    this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw), (file, content) => this.index(file, content));
+    this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw), (file, content) => this.index(file, content), (file) => this.knowledge?.fileProcessed(file));
+  }
+
+  /** Knowledge bases, built after this service (app.ts). */
+  connect(knowledge: KnowledgeFileReach): void {
+    this.knowledge = knowledge;
   }
 
   /**
@@ -159,7 +166,8 @@ export class FilesService {
       isAdmin(user) ||
       (await this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'read', file.user_id)) ||
       (await this.models.attachingFile(user, file.id, 'read')).length > 0 ||
-      (await this.chats.sharedChatShowsFile(user, file.id))
+      (await this.chats.sharedChatShowsFile(user, file.id)) ||
+      ((await this.knowledge?.reaching(user, file.id, 'read')) ?? []).length > 0
     );
   }
 
@@ -173,7 +181,8 @@ export class FilesService {
       file.user_id === user.id ||
       isAdmin(user) ||
       (await this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'write', file.user_id)) ||
-      (await this.models.attachingFile(user, file.id, 'write')).some((model) => model.user_id === file.user_id)
+      (await this.models.attachingFile(user, file.id, 'write')).some((model) => model.user_id === file.user_id) ||
+      ((await this.knowledge?.reaching(user, file.id, 'write')) ?? []).some((knowledge) => knowledge.user_id === file.user_id)
     );
   }
 
@@ -486,6 +495,7 @@ export class FilesService {
   /** `DELETE /{id}`: the record, its extraction job and its bytes. Emits `file.deleted`. */
   async delete(user: UserRecord, id: string): Promise<void> {
     const file = await this.requireWritable(user, id);
+    await this.knowledge?.fileDeleting(id);
     await this.core.db.transaction().execute(async (trx) => {
       await new FileStore(trx).delete(id);
       await this.core.events.publish({ event: 'file.deleted', actor: user, subjectId: id, subjectType: 'file', data: { filename: file.filename } }, trx);
@@ -496,6 +506,7 @@ export class FilesService {
 
   /** `DELETE /all` (admins): every record and every stored byte. Emits `file.deleted_all`. */
   async deleteAll(user: UserRecord): Promise<void> {
+    await this.knowledge?.allFilesDeleting();
     const ids = await this.core.db.transaction().execute(async (trx) => {
       const deleted = await new FileStore(trx).deleteAll();
       await this.core.events.publish({ event: 'file.deleted_all', actor: user, subjectType: 'file' }, trx);

@@ -151,6 +151,21 @@ export class ModelsService {
     return attaching.filter((_, index) => allowed[index]);
   }
 
+  /** Takes a deleted knowledge base out of every workspace model's `meta.knowledge`, as the reference's knowledge delete does. */
+  async forgetKnowledge(knowledgeId: string): Promise<void> {
+    const now = this.core.clock.now();
+    let changed = false;
+    for (const model of await this.store().metaMentioning(knowledgeId)) {
+      const knowledge = model.meta.knowledge;
+      if (!Array.isArray(knowledge)) continue;
+      const kept = knowledge.filter((item) => !(isObject(item) && item.id === knowledgeId));
+      if (kept.length === knowledge.length) continue;
+      await this.store().update(model.id, { meta: { ...model.meta, knowledge: kept } }, now);
+      changed = true;
+    }
+    if (changed) this.changed();
+  }
+
   private async canWrite(user: UserRecord, model: ModelRecord, db?: Db): Promise<boolean> {
     return isAdmin(user) || (await this.access.hasAccess(user, RESOURCE, model.id, 'write', model.user_id, { db }));
   }

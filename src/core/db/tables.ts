@@ -326,6 +326,38 @@ export interface FileJobTable {
   created_at: number;
 }
 
+export interface KnowledgeTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A folder of a knowledge base; `parent_id` null at the top level. */
+export interface KnowledgeDirectoryTable {
+  id: string;
+  knowledge_id: string;
+  parent_id: string | null;
+  name: string;
+  user_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A file in a knowledge base, in one of its folders (null: the top level). */
+export interface KnowledgeFileTable {
+  id: string;
+  knowledge_id: string;
+  file_id: string;
+  directory_id: string | null;
+  user_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
 /** A chunk of indexed text (PostgreSQL; SQLite keeps chunks in their own file). `fts` is generated. */
 export interface RetrievalChunkTable {
   id: Generated<number>;
@@ -370,6 +402,9 @@ export interface Database {
   prompt: PromptTable;
   prompt_history: PromptHistoryTable;
   file_job: FileJobTable;
+  knowledge: KnowledgeTable;
+  knowledge_directory: KnowledgeDirectoryTable;
+  knowledge_file: KnowledgeFileTable;
   retrieval_chunk: RetrievalChunkTable;
   retrieval_vector: RetrievalVectorTable;
   note: NoteTable;
@@ -392,6 +427,8 @@ export type ChatMessageRow = Selectable<ChatMessageTable>;
 export type FolderRow = Selectable<FolderTable>;
 export type ToolRow = Selectable<ToolTable>;
 export type FileRow = Selectable<FileTable>;
+export type KnowledgeRow = Selectable<KnowledgeTable>;
+export type KnowledgeDirectoryRow = Selectable<KnowledgeDirectoryTable>;
 export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
 export type NoteRow = Selectable<NoteTable>;

@@ -9,6 +9,7 @@ import * as revokedTokens from './0007_revoked_tokens.js';
 import * as prompts from './0008_prompts.js';
 import * as fileJobs from './0009_file_jobs.js';
 import * as retrieval from './0010_retrieval.js';
+import * as knowledge from './0011_knowledge.js';
 import * as notes from './0012_notes.js';
 import * as memories from './0013_memories.js';
 
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0008_prompts': prompts,
   '0009_file_jobs': fileJobs,
   '0010_retrieval': retrieval,
+  '0011_knowledge': knowledge,
   '0012_notes': notes,
   '0013_memories': memories,
 };
