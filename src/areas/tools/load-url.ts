@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { LazyAgent } from '../../core/upstream/lazy-agent.js';
-import { UrlGuard, UrlRefusedError } from '../../core/events/url-guard.js';
+import { UrlGuard, UrlRefusedError } from '../../core/http/url-guard.js';
 import { ERROR, HttpError, badRequest } from '../../core/http/errors.js';
 import type { ToolsOptions } from './options.js';
 
