@@ -63,7 +63,7 @@ export async function extractText(localPath: string, name: string, contentType: 
  * says so. Page by page, yielding to the event loop between pages: pdf.js runs
  * on the main thread, and requests must not wait for a long document.
  */
-async function pdfText(bytes: Buffer): Promise<string> {
+export async function pdfText(bytes: Buffer): Promise<string> {
   const { getDocumentProxy } = await import('unpdf');
   let document: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
   try {
