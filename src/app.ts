@@ -58,7 +58,9 @@ import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
 import { promptsArea } from './areas/prompts/routes.js';
 import { PromptsService } from './areas/prompts/service.js';
-import { FILE_MAX_SIZE } from './areas/system/settings.js';
+import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
+import { buildRetrieval } from './core/retrieval/build.js';
+import type { RetrievalService } from './core/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 
@@ -83,6 +85,7 @@ export interface Services {
   pipeline: ChatPipeline;
   files: FilesService;
   prompts: PromptsService;
+  retrieval: RetrievalService;
 }
 
 export interface Parley {
@@ -156,6 +159,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
+  const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
   const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
@@ -177,7 +181,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -255,6 +259,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await realtime.close();
       await app.close();
       await files.close();
+      await retrieval.close();
       await upstream.close();
       await events.stop();
       await tools.close();

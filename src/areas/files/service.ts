@@ -10,11 +10,10 @@ import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/ht
 import { LocalStorage } from '../../core/storage/local.js';
 import { createStorage } from '../../core/storage/provider.js';
 import type { ByteRange, Storage } from '../../core/storage/storage.js';
-import { FILE_MAX_SIZE } from '../system/settings.js';
 import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
-import { ALLOWED_FILE_EXTENSIONS } from './settings.js';
+import { ALLOWED_FILE_EXTENSIONS, FILE_MAX_SIZE } from '../../core/retrieval/settings.js';
 import { type FilePatch, type FileRecord, FileStore } from './store.js';
 
 export type { FileRecord } from './store.js';

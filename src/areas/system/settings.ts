@@ -30,8 +30,6 @@ export const STT_ENGINE = defineSetting({ key: 'audio.stt.engine', env: 'AUDIO_S
 const optionalInt = (key: string, env: string) =>
   defineSetting<number | null>({ key, env, default: null, parse: nullableIntParse, check: checks.nullableInt });
 
-export const FILE_MAX_SIZE = optionalInt('rag.file.max_size', 'RAG_FILE_MAX_SIZE');
-export const FILE_MAX_COUNT = optionalInt('rag.file.max_count', 'RAG_FILE_MAX_COUNT');
 export const IMAGE_COMPRESSION_WIDTH = optionalInt('file.image_compression_width', 'FILE_IMAGE_COMPRESSION_WIDTH');
 export const IMAGE_COMPRESSION_HEIGHT = optionalInt('file.image_compression_height', 'FILE_IMAGE_COMPRESSION_HEIGHT');
 

@@ -291,6 +291,24 @@ export interface FileJobTable {
   created_at: number;
 }
 
+/** A chunk of indexed text (PostgreSQL; SQLite keeps chunks in their own file). `fts` is generated. */
+export interface RetrievalChunkTable {
+  id: Generated<number>;
+  collection: string;
+  file_id: string | null;
+  text: string;
+  metadata: string;
+}
+
+/** A chunk's vector in one vector space (embedding model and dimensions). */
+export interface RetrievalVectorTable {
+  chunk_id: number;
+  space: string;
+  dimensions: number;
+  collection: string;
+  embedding: number[];
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -317,6 +335,8 @@ export interface Database {
   prompt: PromptTable;
   prompt_history: PromptHistoryTable;
   file_job: FileJobTable;
+  retrieval_chunk: RetrievalChunkTable;
+  retrieval_vector: RetrievalVectorTable;
 }
 
 export type UserRow = Selectable<UserTable>;

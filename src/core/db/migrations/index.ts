@@ -8,6 +8,7 @@ import * as files from './0006_files.js';
 import * as revokedTokens from './0007_revoked_tokens.js';
 import * as prompts from './0008_prompts.js';
 import * as fileJobs from './0009_file_jobs.js';
+import * as retrieval from './0010_retrieval.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_revoked_tokens': revokedTokens,
   '0008_prompts': prompts,
   '0009_file_jobs': fileJobs,
+  '0010_retrieval': retrieval,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,176 @@
+import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import type { RetrievalDocument } from './retrieval.js';
+
+/**
+ * Splitting text into chunks as the reference's save_docs_to_vector_db does: optional
+ * Markdown-header sections (with small ones merged up to CHUNK_MIN_SIZE_TARGET), then
+ * LangChain's RecursiveCharacterTextSplitter or TokenTextSplitter with CHUNK_SIZE and
+ * CHUNK_OVERLAP; each chunk's metadata gets `start_index`, its offset in the section.
+ */
+export interface ChunkingOptions {
+  splitter: 'character' | 'token';
+  chunkSize: number;
+  chunkOverlap: number;
+  markdownHeaders: boolean;
+  minSizeTarget: number;
+  /** tiktoken encoding of the token splitter (TIKTOKEN_ENCODING_NAME). */
+  encoding: string;
+}
+
+const SEPARATORS = ['\n\n', '\n', ' ', ''];
+
+/** LangChain's _merge_splits: join pieces up to `size`, keeping up to `overlap` of the tail in the next chunk. */
+function mergeSplits(splits: string[], separator: string, size: number, overlap: number, length: (s: string) => number): string[] {
+  const sepLength = length(separator);
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let total = 0;
+  const emit = () => {
+    const joined = current.join(separator).trim();
+    if (joined) chunks.push(joined);
+  };
+  for (const piece of splits) {
+    const pieceLength = length(piece);
+    if (total + pieceLength + (current.length > 0 ? sepLength : 0) > size && current.length > 0) {
+      emit();
+      while (total > overlap || (total + pieceLength + (current.length > 0 ? sepLength : 0) > size && total > 0)) {
+        total -= length(current[0]!) + (current.length > 1 ? sepLength : 0);
+        current = current.slice(1);
+      }
+    }
+    current.push(piece);
+    total += pieceLength + (current.length > 1 ? sepLength : 0);
+  }
+  emit();
+  return chunks;
+}
+
+/** Splits on `separator`, keeping it at the start of the following piece (LangChain's keep_separator). */
+function splitKeepingSeparator(text: string, separator: string): string[] {
+  if (separator === '') return [...text];
+  const parts = text.split(separator);
+  return parts.map((part, i) => (i === 0 ? part : separator + part)).filter((part) => part !== '');
+}
+
+function recursiveSplit(text: string, separators: string[], size: number, overlap: number, length: (s: string) => number): string[] {
+  let separator = separators.at(-1)!;
+  let rest: string[] = [];
+  for (const [i, candidate] of separators.entries()) {
+    if (candidate === '' || text.includes(candidate)) {
+      separator = candidate;
+      rest = separators.slice(i + 1);
+      break;
+    }
+  }
+  const chunks: string[] = [];
+  let good: string[] = [];
+  for (const piece of splitKeepingSeparator(text, separator)) {
+    if (length(piece) < size) {
+      good.push(piece);
+      continue;
+    }
+    if (good.length > 0) chunks.push(...mergeSplits(good, '', size, overlap, length));
+    good = [];
+    if (rest.length === 0) chunks.push(piece);
+    else chunks.push(...recursiveSplit(piece, rest, size, overlap, length));
+  }
+  if (good.length > 0) chunks.push(...mergeSplits(good, '', size, overlap, length));
+  return chunks;
+}
+
+const encodings = new Map<string, Tiktoken>();
+function encodingOf(name: string): Tiktoken {
+  let encoding = encodings.get(name);
+  if (!encoding) {
+    encoding = getEncoding(name as Parameters<typeof getEncoding>[0]);
+    encodings.set(name, encoding);
+  }
+  return encoding;
+}
+
+/** LangChain's split_text_on_tokens: windows of `size` tokens moving by `size - overlap`. */
+function tokenSplit(text: string, size: number, overlap: number, encodingName: string): string[] {
+  const encoding = encodingOf(encodingName);
+  const ids = encoding.encode(text);
+  const step = Math.max(1, size - overlap);
+  const chunks: string[] = [];
+  for (let start = 0; start < ids.length; start += step) {
+    chunks.push(encoding.decode(ids.slice(start, Math.min(start + size, ids.length))));
+    if (start + size >= ids.length) break;
+  }
+  return chunks;
+}
+
+/** Sections at Markdown headers (outside code fences), each keeping its header line (strip_headers=False). */
+export function markdownSections(text: string): string[] {
+  const sections: string[] = [];
+  let current: string[] = [];
+  let fence: string | null = null;
+  const flush = () => {
+    const section = current.join('\n').trim();
+    if (section) sections.push(section);
+    current = [];
+  };
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    const fenceMark = /^(```|~~~)/.exec(trimmed)?.[1];
+    if (fenceMark && (fence === null || fence === fenceMark)) fence = fence === null ? fenceMark : null;
+    else if (fence === null && /^#{1,6} /.test(trimmed)) flush();
+    current.push(line);
+  }
+  flush();
+  return sections;
+}
+
+/** The reference's merge_docs_to_target_size over one document's sections (they share source and file). */
+function mergeToTargetSize(sections: string[], minSize: number, maxSize: number, length: (s: string) => number): string[] {
+  const merged: string[] = [];
+  const emit = (content: string) => {
+    const previous = merged.at(-1);
+    if (length(content) < minSize && previous !== undefined && length(`${previous}\n\n${content}`) <= maxSize) merged[merged.length - 1] = `${previous}\n\n${content}`;
+    else merged.push(content);
+  };
+  let current: string | null = null;
+  for (const next of sections) {
+    if (current === null) {
+      current = next;
+      continue;
+    }
+    const joined: string = `${current}\n\n${next}`;
+    if (length(current) < minSize && length(joined) <= maxSize) current = joined;
+    else {
+      emit(current);
+      current = next;
+    }
+  }
+  if (current !== null) emit(current);
+  return merged;
+}
+
+/** Chunks of `documents`, each with its document's metadata and `start_index`. */
+export function chunkDocuments(documents: RetrievalDocument[], options: ChunkingOptions): RetrievalDocument[] {
+  const length =
+    options.splitter === 'token' ? (s: string) => encodingOf(options.encoding).encode(s).length : (s: string) => s.length;
+  const overlap = Math.min(options.chunkOverlap, Math.max(0, options.chunkSize - 1));
+  const chunks: RetrievalDocument[] = [];
+  for (const document of documents) {
+    let sections = options.markdownHeaders ? markdownSections(document.text) : [document.text];
+    if (options.markdownHeaders && options.minSizeTarget > 0) sections = mergeToTargetSize(sections, options.minSizeTarget, options.chunkSize, length);
+    for (const section of sections) {
+      const pieces =
+        options.splitter === 'token'
+          ? tokenSplit(section, options.chunkSize, overlap, options.encoding)
+          : recursiveSplit(section, SEPARATORS, options.chunkSize, overlap, length);
+      // LangChain's add_start_index: search from just past where the previous chunk's overlap began.
+      let index = -1;
+      let previousLength = 0;
+      for (const piece of pieces) {
+        const offset = index + previousLength - overlap;
+        index = section.indexOf(piece, Math.max(0, offset));
+        previousLength = piece.length;
+        chunks.push({ text: piece, metadata: { ...document.metadata, start_index: index } });
+      }
+    }
+  }
+  return chunks;
+}
