@@ -63,6 +63,9 @@ import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
+import { readWebOptions } from './areas/web/options.js';
+import { webArea } from './areas/web/routes.js';
+import { WebService } from './areas/web/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -86,6 +89,7 @@ export interface Services {
   files: FilesService;
   prompts: PromptsService;
   retrieval: RetrievalService;
+  web: WebService;
 }
 
 export interface Parley {
@@ -161,6 +165,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const upstream = new UpstreamService(core);
   const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
+  const web = new WebService(core, access, retrieval, readWebOptions(env.raw));
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
   const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
   const openai = new OpenAIService(core, upstream, providers.openai, models, access);
@@ -179,9 +184,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
-  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime });
+  const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime, web });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval, web };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -243,6 +248,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     completionsArea,
     runningTasksArea,
     tasksArea,
+    webArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
@@ -259,6 +265,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await realtime.close();
       await app.close();
       await files.close();
+      await web.close();
       await retrieval.close();
       await upstream.close();
       await events.stop();

@@ -21,6 +21,8 @@ import { type GenerationRequest, type GenerationResult, type GenerationSink, err
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
 import { ChatTools } from './tools.js';
+import { addWebSearch } from './web-search.js';
+import type { WebService } from '../web/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -75,6 +77,8 @@ interface Job {
   tools: ChatTools | null;
   clientTools: unknown[] | null;
   request: RequestInfo;
+  /** The request's web search (`features.web_search`), run once for all its answers. */
+  webSearch?: Promise<void>;
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -101,6 +105,7 @@ export class ChatPipeline {
       tools: ToolsService;
       tasks: TasksService;
       realtime: Realtime;
+      web: WebService;
     },
   ) {}
 
@@ -392,6 +397,7 @@ export class ChatPipeline {
         events.send('chat:completion', { selected_model_id: model.id });
         if (saved) await chats.upsertMessage(job.chatId, messageId, { selectedModelId: model.id }, { touch: false });
       }
+      await this.webSearch(job, model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
       const result = await generate(this.deps.completions, this.generationRequest(job, target, model, events, context), sink);
       sink.flush();
@@ -420,6 +426,17 @@ export class ChatPipeline {
       await task.release();
       if (!(await this.registry.hasActive(job.chatId))) events.send('chat:active', { active: false, folder_id: job.folderId });
     }
+  }
+
+  /** `features.web_search` (web-search.ts): the search's pages join the request's files before the answer is asked for. */
+  private webSearch(job: Job, model: Json, context: CallContext, events: MessageEvents | null): Promise<void> {
+    if (!isObject(job.form.features) || !job.form.features.web_search) return Promise.resolve();
+    return (job.webSearch ??= (async () => {
+      const files = Array.isArray(job.form.files) ? job.form.files.filter(isObject) : [];
+      const status = events ? (data: Json) => events.fromTool({ type: 'status', data }) : null;
+      await addWebSearch(this.deps, { user: job.user, modelId: String(model.id), messages: job.messages, chatId: job.chatId, context, files, status });
+      job.form.files = files;
+    })());
   }
 
   /** A failed answer keeps what was written so far, with the error beside it. */
@@ -558,6 +575,8 @@ export class ChatPipeline {
     const context = this.context(job.user, job.request, job.request.signal, { chat_id: job.chatId, message_id: target.messageId });
     const model = target.model.owned_by === 'arena' ? await this.arenaPick(job.user, target.model, context) : target.model;
     const storedAnswer = isSavedChatId(job.chatId) && target.messageId !== null;
+    const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
+    await this.webSearch(job, model, context, events);
     if (!job.tools && !storedAnswer) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));
       const payload = { ...passthrough, ...job.params, model: model.id, messages: job.messages, stream: job.stream };
@@ -568,7 +587,6 @@ export class ChatPipeline {
         throw badRequest(errorText(error));
       }
     }
-    const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
     const request = this.generationRequest(job, target, model, events, context);
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
