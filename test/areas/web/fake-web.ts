@@ -39,7 +39,7 @@ export function articleHtml(name: string): string {
 }
 
 const TIMED_TEXT: Record<string, string> = {
-  en: '<?xml version="1.0" encoding="utf-8" ?><transcript><text start="0" dur="1.5">Hello &amp;amp; welcome</text><text start="1.5" dur="2">to the  <font color="#fff">show</font></text></transcript>',
+  en: '<?xml version="1.0" encoding="utf-8" ?><transcript><text start="0" dur="1.5">Hello &amp;amp; welcome</text><text start="1.5" dur="2">to the <font color="#fff">show</font></text></transcript>',
   'en-asr': '<transcript><text start="0" dur="1">generated english words</text></transcript>',
   de: '<transcript><text start="0" dur="1">Hallo und willkommen</text></transcript>',
 };
