@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { checks, defineSetting, parsers, type SettingDefinition, type SettingsStore } from '../../config/settings.js';
+import { YOUTUBE_LOADER_LANGUAGE, YOUTUBE_LOADER_PROXY_URL } from '../retrieval/settings.js';
 
 /**
  * The `web` part of the retrieval config (`GET/POST /api/v1/retrieval/config`,
@@ -103,7 +104,7 @@ const FIELDS = {
 
 export type WebField = keyof typeof FIELDS;
 
-/** WEB_SEARCH_DOMAIN_FILTER_LIST and LINKUP_SEARCH_PARAMS are JSON in the environment; YOUTUBE_LOADER_LANGUAGE is comma-separated. */
+/** WEB_SEARCH_DOMAIN_FILTER_LIST and LINKUP_SEARCH_PARAMS are JSON in the environment. */
 const jsonOr =
   <T>(fallback: T, valid: (v: unknown) => boolean) =>
   (raw: string): T => {
@@ -115,7 +116,15 @@ const jsonOr =
     }
   };
 
+/** Settings the retrieval core already declares (the same keys), reused rather than declared twice. */
+const DECLARED: Partial<Record<WebField, SettingDefinition>> = {
+  YOUTUBE_LOADER_LANGUAGE: YOUTUBE_LOADER_LANGUAGE as SettingDefinition,
+  YOUTUBE_LOADER_PROXY_URL: YOUTUBE_LOADER_PROXY_URL as SettingDefinition,
+};
+
 function settingOf(field: WebField, spec: Field): SettingDefinition {
+  const declared = DECLARED[field];
+  if (declared) return declared;
   const base = { key: spec.key, env: spec.env, default: spec.default };
   switch (spec.kind) {
     case 'bool':
@@ -125,7 +134,7 @@ function settingOf(field: WebField, spec: Field): SettingDefinition {
     case 'nullableInt':
       return defineSetting({ ...base, parse: (raw) => (Number.isFinite(Number.parseInt(raw, 10)) ? Number.parseInt(raw, 10) : null), check: checks.nullableInt });
     case 'list':
-      return defineSetting({ ...base, parse: field === 'YOUTUBE_LOADER_LANGUAGE' ? (raw) => raw.split(',') : jsonOr<unknown[]>([], Array.isArray), check: checks.list });
+      return defineSetting({ ...base, parse: jsonOr<unknown[]>([], Array.isArray), check: checks.list });
     case 'object':
       return defineSetting({ ...base, parse: jsonOr({}, (v) => v !== null && typeof v === 'object' && !Array.isArray(v)), check: checks.object });
     case 'nullableString':
