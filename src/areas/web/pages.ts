@@ -1,8 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import type { Dispatcher } from 'undici';
-import { UrlGuard, type UrlPolicy } from '../../core/http/url-guard.js';
-import { LazyAgent } from '../../core/upstream/lazy-agent.js';
+import { FetchLimitError, GuardedFetch } from '../../core/http/guarded-fetch.js';
+import type { UrlGuard, UrlPolicy } from '../../core/http/url-guard.js';
 import { pdfText } from '../files/extract.js';
 import { htmlToText } from '../files/markup.js';
 
@@ -31,27 +30,25 @@ export interface PageLoadOptions {
 /** A page that could not be loaded; the message says why. */
 export class PageLoadError extends Error {}
 
-const MAX_REDIRECTS = 5;
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = 'Mozilla/5.0 (compatible; Open WebUI RAG Bot; +https://github.com/open-webui/open-webui)';
+const ACCEPT = 'text/html,application/xhtml+xml,text/plain,application/pdf;q=0.9,*/*;q=0.8';
 
 export class PageLoader {
-  readonly guard: UrlGuard;
-  private readonly verified: LazyAgent;
-  private readonly unverified: LazyAgent;
+  private readonly fetcher: GuardedFetch;
 
   constructor(
     policy: UrlPolicy,
     private readonly maxBytes: number,
   ) {
-    this.guard = new UrlGuard(policy);
-    const connect = { lookup: this.guard.lookup, timeout: 10_000 };
-    this.verified = new LazyAgent({ connect });
-    this.unverified = new LazyAgent({ connect: { ...connect, rejectUnauthorized: false } });
+    this.fetcher = new GuardedFetch(policy);
+  }
+
+  get guard(): UrlGuard {
+    return this.fetcher.guard;
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.verified.close(), this.unverified.close()]);
+    await this.fetcher.close();
   }
 
   /** The page at `url` as text; throws PageLoadError (or the guard's UrlRefusedError) with the reason. */
@@ -67,57 +64,17 @@ export class PageLoader {
     return { text, metadata: { source: url } };
   }
 
-  private async fetch(start: string, options: PageLoadOptions): Promise<{ body: Buffer; contentType: string }> {
-    const agent = options.verifySsl ? this.verified : this.unverified;
-    // One deadline for every hop and the body.
+  private async fetch(url: string, options: PageLoadOptions): Promise<{ body: Buffer; contentType: string }> {
     const signal = AbortSignal.timeout(options.timeoutMs);
-    let url = start;
-    for (let hop = 0; ; hop++) {
-      await this.guard.check(url);
-      let response: Dispatcher.ResponseData<unknown>;
-      try {
-        response = await agent.request(url, { method: 'GET', headers: { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml,text/plain,application/pdf;q=0.9,*/*;q=0.8' }, signal });
-      } catch (error) {
-        if (signal.aborted) throw new PageLoadError(`${url} did not answer within ${options.timeoutMs / 1000} s`);
-        throw error;
-      }
-      const location = response.headers.location;
-      if (REDIRECTS.has(response.statusCode) && typeof location === 'string') {
-        await response.body.dump();
-        if (hop >= MAX_REDIRECTS) throw new PageLoadError(`${start} redirects more than ${MAX_REDIRECTS} times`);
-        url = new URL(location, url).href;
-        continue;
-      }
-      if (response.statusCode >= 400) {
-        await response.body.dump();
-        throw new PageLoadError(`${url} answered ${response.statusCode}`);
-      }
-      const contentType = String(response.headers['content-type'] ?? '');
-      return { body: await this.readLimited(response, url, signal, options.timeoutMs), contentType };
-    }
-  }
-
-  private async readLimited(response: Dispatcher.ResponseData<unknown>, url: string, signal: AbortSignal, timeoutMs: number): Promise<Buffer> {
-    const tooLarge = () => new PageLoadError(`${url} is larger than the limit of ${this.maxBytes} bytes (WEB_LOADER_MAX_BYTES)`);
-    const length = response.headers['content-length'];
-    if (typeof length === 'string' && Number(length) > this.maxBytes) {
-      response.body.on('error', () => undefined).destroy();
-      throw tooLarge();
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
     try {
-      // Leaving the loop early (throw) closes the body.
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > this.maxBytes) throw tooLarge();
-        chunks.push(chunk);
-      }
+      const answer = await this.fetcher.get(url, { signal, maxBytes: this.maxBytes, verifySsl: options.verifySsl, headers: { 'user-agent': USER_AGENT, accept: ACCEPT } });
+      if (answer.status >= 400) throw new PageLoadError(`${answer.url} answered ${answer.status}`);
+      return { body: answer.body, contentType: String(answer.headers['content-type'] ?? '') };
     } catch (error) {
-      if (signal.aborted) throw new PageLoadError(`${url} did not answer within ${timeoutMs / 1000} s`);
+      if (error instanceof FetchLimitError) throw new PageLoadError(`${url}: ${error.message}${error.limit === 'size' ? ' (WEB_LOADER_MAX_BYTES)' : ''}`);
+      if (signal.aborted && !(error instanceof PageLoadError)) throw new PageLoadError(`${url} did not answer within ${options.timeoutMs / 1000} s`);
       throw error;
     }
-    return Buffer.concat(chunks);
   }
 }
 

@@ -5,7 +5,7 @@ import type { Core } from '../../core/context.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/http/errors.js';
 import { UrlRefusedError } from '../../core/http/url-guard.js';
 import type { Retrieval, RetrievalDocument } from '../../core/retrieval/retrieval.js';
-import { LazyAgent } from '../../core/upstream/lazy-agent.js';
+import { LazyAgent, requestErrorText } from '../../core/upstream/lazy-agent.js';
 import { type WebSettings, webSettings } from '../../core/web/config.js';
 import { mapWithLimit } from '../../core/web/limit.js';
 import { SearchNotConfigured } from '../../core/web/search/context.js';
@@ -83,7 +83,7 @@ export class WebService {
       if (error instanceof HttpError) throw error;
       if (error instanceof UrlRefusedError || (error as NodeJS.ErrnoException).code === 'EADDRREFUSED') throw badRequest(`${ERROR.INVALID_URL} ${(error as Error).message}`);
       // The reference's words, then why.
-      throw badRequest(`${ERROR.DEFAULT('Error querying knowledge base')} ${describe(error)}`);
+      throw badRequest(`${ERROR.DEFAULT('Error querying knowledge base')} ${requestErrorText(error)}`);
     }
     const content = docs.map((doc) => doc.text).join(' ');
     if (!process) return { status: true, content };
@@ -152,7 +152,7 @@ export class WebService {
     try {
       found = await mapWithLimit(queries, this.settings.number('WEB_SEARCH_CONCURRENT_REQUESTS') ?? 0, (query) => this.search(query));
     } catch (error) {
-      throw badRequest(describe(error) || 'Something went wrong while searching the web.');
+      throw badRequest(requestErrorText(error) || 'Something went wrong while searching the web.');
     }
     let items = found.flat().filter((item) => item.link);
     const urls = [...new Set(items.map((item) => item.link))];
@@ -180,7 +180,7 @@ export class WebService {
       );
     } catch (error) {
       // As the reference: the answer still names the collection.
-      this.core.log.debug({ err: describe(error) }, 'Web search pages were not indexed');
+      this.core.log.debug({ err: requestErrorText(error) }, 'Web search pages were not indexed');
     }
     return { status: true, collection_names: [collection], items, filenames: loaded, loaded_count: docs.length };
   }
@@ -217,17 +217,10 @@ export class WebService {
       try {
         return await this.loadOne(url);
       } catch (error) {
-        this.core.log.debug({ url, err: describe(error) }, 'Web page not loaded');
+        this.core.log.debug({ url, err: requestErrorText(error) }, 'Web page not loaded');
         return null;
       }
     });
     return pages.filter((page): page is LoadedPage => page !== null);
   }
-}
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
-  const code = (error as NodeJS.ErrnoException).code ?? cause?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return code && !message.includes(code) ? `${code} ${message}` : message;
 }
