@@ -12,7 +12,8 @@ export const ProcessUrlQuery = Type.Object({
   overwrite: Type.Boolean({ default: true }),
 });
 
-export const SearchForm = Type.Object({ queries: Type.Array(Type.String()) });
+/** The frontend sends one to three queries; Parley refuses more than 100 (each one is a provider call). */
+export const SearchForm = Type.Object({ queries: Type.Array(Type.String(), { maxItems: 100 }) });
 
 const SearchResult = Type.Object({ link: Type.String(), title: Type.Union([Type.String(), Type.Null()]), snippet: Type.Union([Type.String(), Type.Null()]) });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { type FakeModel, defaultScript, fakeModel, lastUserText, startFakeModel } from '../../helpers/fake-model.js';
-import { type Fakes, useServer } from '../../helpers/world.js';
+import { type Fakes, useServer, withWorld } from '../../helpers/world.js';
 import { openBrowser, webRequest } from '../completions/setup.js';
 import { type FakeWeb, fakeWeb, startFakeWeb } from './fake-web.js';
 
@@ -40,6 +40,18 @@ describe('web search with the page loader and the index', () => {
     expect(docs.map((d) => d.text).join(' ')).toContain('The serper-1 article explains tidal locking');
     const found = await world.server.parley.services.retrieval.query([collection], ['tidal locking'], { k: 1 });
     expect(found[0].metadata.source).toMatch(/serper-[12]$/);
+  });
+
+  it('refuses more than 100 queries at once', async () => {
+    const res = await world.api.post('/api/v1/retrieval/process/web/search', { queries: Array.from({ length: 101 }, (_, i) => `q${i}`) }, { token: world.admin.token });
+    expect(res.status).toBe(422);
+  });
+
+  it('in an API call without a socket session: searched before the answer', async () => {
+    const before = world.web.seen('/serper').length;
+    const res = await world.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'moon' }], features: { web_search: true } }, { token: world.admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(world.web.seen('/serper').slice(before).map((r) => r.body.q)).toEqual(['tidal locking facts']);
   });
 
   it('refuses when web search is off', async () => {
@@ -100,5 +112,18 @@ describe('web search with the page loader and the index', () => {
       browser.close();
       await configure({ 'task.query.search.enable': true, 'web.search.serper_api_key': 'sk' });
     }
+  });
+});
+
+describe('web search permission', () => {
+  it('is refused to members without features.web_search, not to admins', async () => {
+    await withWorld(
+      { fakes: fakeWeb(), env: { ENABLE_WEB_SEARCH: 'true', WEB_SEARCH_ENGINE: 'serper', SERPER_API_KEY: 'sk', USER_PERMISSIONS_FEATURES_WEB_SEARCH: 'false' }, users: { member: 'user' } },
+      async ({ api, admin, member }) => {
+        const refused = await api.post('/api/v1/retrieval/process/web/search', { queries: ['one'] }, { token: member.token });
+        expect([refused.status, refused.body.detail]).toEqual([403, ERROR.ACCESS_PROHIBITED]);
+        expect((await api.post('/api/v1/retrieval/process/web/search', { queries: ['one'] }, { token: admin.token })).status).toBe(200);
+      },
+    );
   });
 });
