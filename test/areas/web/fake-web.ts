@@ -24,6 +24,8 @@ export interface FakeWeb {
   requests: SeenRequest[];
   /** Requests to one path. */
   seen(path: string): SeenRequest[];
+  /** The most pages being answered at once since the last reset. */
+  pagesAtOnce: { now: number; max: number };
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ const TIMED_TEXT: Record<string, string> = {
 
 export async function startFakeWeb(): Promise<FakeWeb> {
   const requests: SeenRequest[] = [];
+  const pagesAtOnce = { now: 0, max: 0 };
   let base = '';
   const page = (engine: string, n: number) => `${base}/pages/${engine}-${n}`;
 
@@ -157,6 +160,10 @@ export async function startFakeWeb(): Promise<FakeWeb> {
         return void res.end(TIMED_TEXT[`${q.get('lang')}${q.get('kind') ? '-asr' : ''}`] ?? '');
     }
     if (url.pathname.startsWith('/pages/')) {
+      pagesAtOnce.max = Math.max(pagesAtOnce.max, ++pagesAtOnce.now);
+      // A little latency, so pages loaded together overlap.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      pagesAtOnce.now -= 1;
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return void res.end(articleHtml(url.pathname.slice('/pages/'.length)));
     }
@@ -171,6 +178,7 @@ export async function startFakeWeb(): Promise<FakeWeb> {
     url: base,
     requests,
     seen: (path) => requests.filter((r) => r.path === path),
+    pagesAtOnce,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

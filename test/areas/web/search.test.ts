@@ -42,6 +42,19 @@ describe('web search with the page loader and the index', () => {
     expect(found[0].metadata.source).toMatch(/serper-[12]$/);
   });
 
+  it('loads WEB_LOADER_CONCURRENT_REQUESTS pages at a time', async () => {
+    const loadWith = async (concurrent: number) => {
+      await configure({ 'web.loader.concurrent_requests': concurrent, 'web.search.result_count': 2 });
+      world.web.pagesAtOnce.max = 0;
+      const res = await world.api.post('/api/v1/retrieval/process/web/search', { queries: [`at ${concurrent}`] }, { token: world.admin.token });
+      expect(res.body.loaded_count).toBe(2);
+      return world.web.pagesAtOnce.max;
+    };
+    expect(await loadWith(1)).toBe(1);
+    expect(await loadWith(10)).toBe(2);
+    await configure({ 'web.loader.concurrent_requests': 10, 'web.search.result_count': 3 });
+  });
+
   it('refuses more than 100 queries at once', async () => {
     const res = await world.api.post('/api/v1/retrieval/process/web/search', { queries: Array.from({ length: 101 }, (_, i) => `q${i}`) }, { token: world.admin.token });
     expect(res.status).toBe(422);
