@@ -42,10 +42,9 @@ export async function addWebSearch(deps: { tasks: TasksService; web: WebService 
   }
   await status({ action: 'web_search_queries_generated', queries, done: false });
   try {
-    const results = await (async () => {
-      if (!(await deps.web.maySearch(step.user))) throw new Error('Web search is off or not permitted');
-      return deps.web.searchAndLoad(queries);
-    })();
+    // As the reference: a search that is off or not permitted fails like any other.
+    if (!(await deps.web.maySearch(step.user))) throw new Error('Web search is off or not permitted');
+    const results = await deps.web.searchAndLoad(queries);
     const entry = { name: queries.join(', '), type: 'web_search', urls: results.filenames, queries };
     if ('collection_names' in results) for (const collection of results.collection_names) step.files.push({ collection_name: collection, ...entry });
     else if (results.docs.length > 0) step.files.push({ docs: results.docs, ...entry });
