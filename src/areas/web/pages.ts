@@ -23,7 +23,7 @@ export interface LoadedPage {
 export interface PageLoadOptions {
   /** ENABLE_WEB_LOADER_SSL_VERIFICATION. */
   verifySsl: boolean;
-  /** WEB_LOADER_TIMEOUT seconds (a string in the reference's config); empty: the default. */
+  /** From WEB_LOADER_TIMEOUT (seconds, a string in the reference's config), else the process default. */
   timeoutMs: number;
 }
 
@@ -93,7 +93,7 @@ function decode(body: Buffer, contentType: string): string {
 }
 
 /** The main text of an HTML page, with the page's title, description and language. */
-export function htmlPage(html: string, url: string): LoadedPage {
+function htmlPage(html: string, url: string): LoadedPage {
   const { document } = parseHTML(html);
   const metadata: Record<string, unknown> = { source: url };
   const title = document.querySelector('title')?.textContent;

@@ -15,7 +15,7 @@ const WATCH_HOSTS = new Set(['youtu.be', 'm.youtube.com', 'youtube.com', 'www.yo
 /** The InnerTube client the library presents (its captions need no proof-of-origin token). */
 const PLAYER_CLIENT = { clientName: 'ANDROID', clientVersion: '20.10.38' };
 
-export class TranscriptError extends Error {}
+class TranscriptError extends Error {}
 
 /** Whether the reference sends this URL to the YouTube loader. */
 export function isYoutubeUrl(url: string): boolean {
@@ -28,7 +28,7 @@ export function isYoutubeUrl(url: string): boolean {
 }
 
 /** The 11-character video id of a watch, short or embed URL (loaders/youtube.py _parse_video_id). */
-export function youtubeVideoId(url: string): string | null {
+function youtubeVideoId(url: string): string | null {
   if (!isYoutubeUrl(url)) return null;
   const parsed = new URL(url);
   const id = parsed.pathname.endsWith('/watch') ? parsed.searchParams.get('v') : parsed.pathname.replace(/^\/+/, '').split('/').pop();
@@ -121,7 +121,7 @@ export class YoutubeTranscripts {
 }
 
 /** The pieces of a timed-text document (`<text start dur>…</text>`), each stripped of markup, joined by spaces. */
-export function timedText(xml: string): string {
+function timedText(xml: string): string {
   const pieces: string[] = [];
   for (const match of xml.matchAll(/<text\b[^>]*>([\s\S]*?)<\/text>/g)) {
     const piece = decodeEntities(decodeEntities(match[1]).replace(/<[^>]*>/g, '')).trim();

@@ -22,7 +22,7 @@ export const searchDuckDuckGo: SearchProvider = async (query, { http, endpoints,
 };
 
 /** `{href, title, body}` of each result on a results page, without adverts and duplicates. */
-export function duckDuckGoResults(html: string): Json[] {
+function duckDuckGoResults(html: string): Json[] {
   const { document } = parseHTML(html);
   const seen = new Set<string>();
   const items: Json[] = [];
