@@ -61,6 +61,8 @@ import { PromptsService } from './areas/prompts/service.js';
 import { FILE_MAX_SIZE } from './core/retrieval/settings.js';
 import { buildRetrieval } from './core/retrieval/build.js';
 import type { RetrievalService } from './core/retrieval/service.js';
+import { retrievalArea } from './areas/retrieval/routes.js';
+import { CollectionsService } from './areas/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
 import { readWebOptions } from './areas/web/options.js';
@@ -89,6 +91,7 @@ export interface Services {
   files: FilesService;
   prompts: PromptsService;
   retrieval: RetrievalService;
+  collections: CollectionsService;
   web: WebService;
 }
 
@@ -165,7 +168,6 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const upstream = new UpstreamService(core);
   const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
-  const web = new WebService(core, access, retrieval, readWebOptions(env.raw));
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
   const providers = { openai: new OpenAIProvider(upstream, settings), ollama: new OllamaProvider(upstream, settings) };
   const openai = new OpenAIService(core, upstream, providers.openai, models, access);
@@ -175,8 +177,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
-  const files = new FilesService(core, access, users, models);
+  const files = new FilesService(core, access, users, models, retrieval);
   const prompts = new PromptsService(core, access, users);
+  const collections = new CollectionsService(core, retrieval, files);
+  const web = new WebService(core, access, collections, retrieval, readWebOptions(env.raw));
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -186,7 +190,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipeline = new ChatPipeline(core, readPipelineOptions(env.raw), { models, completions, chats, tools, tasks, realtime, web });
   connectRealtime({ realtime, users, chats, folders, registry });
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval, web };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, realtime, tasks, pipeline, retrieval, collections, web };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -245,6 +249,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     foldersArea,
     filesArea,
     promptsArea,
+    retrievalArea,
     completionsArea,
     runningTasksArea,
     tasksArea,

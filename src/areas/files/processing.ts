@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Core } from '../../core/context.js';
+import { EmbeddingError } from '../../core/retrieval/embeddings.js';
 import type { Storage } from '../../core/storage/storage.js';
 import { ExtractionError, extractText } from './extract.js';
-import { FileStore } from './store.js';
+import { type FileRecord, FileStore } from './store.js';
 
 export interface ProcessingOptions {
   /** How long a claimed job is its instance's unless renewed (every third of it, while extracting); after that another instance takes it (CONTENT_EXTRACTION_LEASE_SECONDS). */
@@ -42,6 +43,8 @@ export class FileProcessing {
     private readonly core: Core,
     private readonly storage: Storage,
     private readonly options: ProcessingOptions,
+    /** Indexes the extracted text for retrieval; throws EmbeddingError when the engine fails. */
+    private readonly index: (file: FileRecord, content: string) => Promise<void>,
   ) {}
 
   private store(): FileStore {
@@ -116,9 +119,10 @@ export class FileProcessing {
       const contentType = typeof meta.content_type === 'string' ? meta.content_type : null;
       const local = await this.storage.localPath(file.path);
       const content = await extractText(local, name, contentType).finally(() => this.storage.releaseLocalPath(file.path!));
+      await this.index(file, content);
       outcome = { hash: createHash('sha256').update(content).digest('hex'), data: { status: 'completed', content } };
     } catch (error) {
-      const reason = error instanceof ExtractionError ? error.message : `Extraction failed: ${(error as Error).message}`;
+      const reason = error instanceof ExtractionError || error instanceof EmbeddingError ? error.message : `Extraction failed: ${(error as Error).message}`;
       outcome = { data: { status: 'failed', error: reason } };
     }
     // The record may have changed while the text was extracted: merge into the newest data.

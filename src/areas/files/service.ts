@@ -12,8 +12,9 @@ import { createStorage } from '../../core/storage/provider.js';
 import type { ByteRange, Storage } from '../../core/storage/storage.js';
 import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
+import type { Retrieval } from '../../core/retrieval/retrieval.js';
+import { ALLOWED_FILE_EXTENSIONS, BYPASS_EMBEDDING_AND_RETRIEVAL, FILE_MAX_SIZE } from '../../core/retrieval/settings.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
-import { ALLOWED_FILE_EXTENSIONS, FILE_MAX_SIZE } from '../../core/retrieval/settings.js';
 import { type FilePatch, type FileRecord, FileStore } from './store.js';
 
 export type { FileRecord } from './store.js';
@@ -125,11 +126,24 @@ export class FilesService {
     private readonly access: AccessService,
     private readonly users: UsersService,
     private readonly models: ModelsService,
+    private readonly retrieval: Retrieval,
   ) {
     this.uploadDir = path.join(path.resolve(core.env.dataDir), 'uploads');
     this.local = new LocalStorage(this.uploadDir);
     this.storage = createStorage(core.env.raw, this.local);
-    this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw));
+    this.processing = new FileProcessing(core, this.storage, readProcessingOptions(core.env.raw), (file, content) => this.index(file, content));
+  }
+
+  /**
+   * Indexes a file's text into its collection `file-<id>`, replacing what it held, with the
+   * reference's chunk metadata; nothing when BYPASS_EMBEDDING_AND_RETRIEVAL. An embedding
+   * engine that fails throws its reason (the file is then `failed`).
+   */
+  async index(file: FileRecord, content: string): Promise<void> {
+    if (this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL)) return;
+    const collection = `file-${file.id}`;
+    const metadata = { ...(file.meta ?? {}), name: file.filename, created_by: file.user_id, file_id: file.id, source: file.filename };
+    await this.retrieval.index(collection, [{ text: content, metadata }], { replaceFileId: file.id });
   }
 
   private store(): FileStore {
@@ -187,6 +201,30 @@ export class FilesService {
     const file = await this.get(user, id);
     if (!file) throw notFound(ERROR.NOT_FOUND);
     return file;
+  }
+
+  /** Whether the user may read (or change) the file: the reference's has_access_to_file, for retrieval's collections. */
+  async mayAccess(user: UserRecord, id: string, access: 'read' | 'write'): Promise<boolean> {
+    const file = await this.store().byId(id);
+    return file !== null && (access === 'read' ? await this.canRead(user, file) : await this.canWrite(user, file));
+  }
+
+  /**
+   * Records what retrieval's process routes did with a file: its text and status in `data`
+   * (merged into the newest record), its hash, and the collection it went into (`meta.collection_name`).
+   */
+  async recordProcessing(id: string, outcome: { content?: string; status: 'completed' | 'failed'; error?: string; hash: string | null; collectionName?: string }): Promise<void> {
+    const current = await this.store().byId(id);
+    if (!current) return;
+    const { error: _error, ...kept } = current.data ?? {};
+    const data = { ...kept, ...(outcome.content !== undefined ? { content: outcome.content } : {}), status: outcome.status, ...(outcome.error ? { error: outcome.error } : {}) };
+    const meta = outcome.collectionName ? { ...(current.meta ?? {}), collection_name: outcome.collectionName } : undefined;
+    await this.store().update(id, { data, hash: outcome.hash, ...(meta ? { meta } : {}) }, this.core.clock.now());
+  }
+
+  /** Every uploaded file's bytes in the local upload folder (the reference's reset/uploads); records stay. */
+  async deleteLocalUploads(): Promise<void> {
+    await this.local.deleteAll();
   }
 
   /** A file the user may change; 404 when they may not even read it, as the reference. */
@@ -421,6 +459,10 @@ export class FilesService {
         trx,
       );
     });
+    // The reference re-processes the file with the new text (its chunks replaced).
+    await this.index(file, content).catch((error) => {
+      throw new HttpError(400, (error as Error).message);
+    });
     return { content };
   }
 
@@ -444,15 +486,18 @@ export class FilesService {
       await new FileStore(trx).delete(id);
       await this.core.events.publish({ event: 'file.deleted', actor: user, subjectId: id, subjectType: 'file', data: { filename: file.filename } }, trx);
     });
+    await this.retrieval.dropCollections([`file-${id}`]);
     if (file.path) await this.storage.delete(file.path).catch((error) => this.core.log.warn({ err: error, file: id }, 'file bytes not deleted'));
   }
 
   /** `DELETE /all` (admins): every record and every stored byte. Emits `file.deleted_all`. */
   async deleteAll(user: UserRecord): Promise<void> {
-    await this.core.db.transaction().execute(async (trx) => {
-      await new FileStore(trx).deleteAll();
+    const ids = await this.core.db.transaction().execute(async (trx) => {
+      const deleted = await new FileStore(trx).deleteAll();
       await this.core.events.publish({ event: 'file.deleted_all', actor: user, subjectType: 'file' }, trx);
+      return deleted;
     });
+    await this.retrieval.dropCollections(ids.map((id) => `file-${id}`));
     await this.storage.deleteAll();
   }
 

@@ -105,9 +105,10 @@ export class FileStore {
   }
 
   /** Every record; returns how many there were. */
-  async deleteAll(): Promise<number> {
-    const result = await this.db.deleteFrom('file').executeTakeFirst();
-    return Number(result.numDeletedRows);
+  /** Deletes every file; returns their ids. */
+  async deleteAll(): Promise<string[]> {
+    const rows = await this.db.deleteFrom('file').returning('id').execute();
+    return rows.map((row) => row.id);
   }
 
   async addJob(fileId: string, now: number): Promise<void> {

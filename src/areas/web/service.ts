@@ -12,6 +12,7 @@ import { SearchNotConfigured } from '../../core/web/search/context.js';
 import { SEARCH_ENGINES } from '../../core/web/search/engines.js';
 import { SearchHttp } from '../../core/web/search/http.js';
 import type { WebSearchResult } from '../../core/web/search/results.js';
+import type { CollectionsService } from '../retrieval/service.js';
 import type { WebOptions } from './options.js';
 import { type LoadedPage, PageLoader } from './pages.js';
 import { isYoutubeUrl, YoutubeTranscripts } from './youtube.js';
@@ -25,9 +26,6 @@ import { isYoutubeUrl, YoutubeTranscripts } from './youtube.js';
  */
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-/** Collection names are letters, digits, `_` and `-` (the reference's `_is_safe_collection_name`). */
-const SAFE_COLLECTION = /^[A-Za-z0-9_-]+$/;
 
 /** process_web's answer when the text is stored (or only returned, with `process=false`). */
 export type ProcessedUrl =
@@ -48,6 +46,7 @@ export class WebService {
   constructor(
     private readonly core: Core,
     private readonly access: AccessService,
+    private readonly collections: CollectionsService,
     private readonly retrieval: Retrieval,
     private readonly options: WebOptions,
   ) {
@@ -75,7 +74,8 @@ export class WebService {
   // ---- process/web and process/youtube ------------------------------------------
 
   async processUrl(user: UserRecord, form: { url: string; collection_name?: string | null }, process: boolean, overwrite: boolean): Promise<ProcessedUrl> {
-    if (form.collection_name) this.requireWritable(user, form.collection_name);
+    // The retrieval area's rule (filter_accessible_collections), as process/text and process/file.
+    if (form.collection_name) await this.collections.requireAccess(user, [form.collection_name], 'write');
     let docs: LoadedPage[];
     try {
       docs = [await this.loadOne(form.url)];
@@ -125,18 +125,6 @@ export class WebService {
     if (documents.length > 0) await this.retrieval.index(collection, documents);
   }
 
-  /**
-   * The form's `collection_name` must be one the user may write (_validate_collection_access).
-   * Admins may name any well-formed collection; others their web-search collections and
-   * their own memory collection. Files and knowledge bases (checked by their areas) are
-   * refused here until those checks are shared.
-   */
-  private requireWritable(user: UserRecord, collection: string): void {
-    if (!SAFE_COLLECTION.test(collection)) throw forbidden(ERROR.ACCESS_PROHIBITED);
-    if (isAdmin(user)) return;
-    if (collection.startsWith('web-search-') || collection === `user-memory-${user.id}`) return;
-    throw forbidden(ERROR.ACCESS_PROHIBITED);
-  }
 
   // ---- process/web/search ---------------------------------------------------------
 

@@ -87,5 +87,6 @@ export const ERROR = {
   INVALID_PASSWORD: (err = '') => err || 'The password does not meet the required validation criteria.',
   INVALID_URL: 'The URL you provided is invalid. Please double-check and try again.',
   FEATURE_DISABLED: (name = '') => `${name} is disabled`,
+  EMPTY_CONTENT: 'The content provided is empty. Please ensure that there is text or data present before proceeding.',
   FILE_TOO_LARGE: (size = '') => `Oops! The file you're trying to upload is too large. Please upload a file that is less than ${size}.`,
 } as const;

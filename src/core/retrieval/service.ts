@@ -11,6 +11,8 @@ import {
   ENABLE_MARKDOWN_HEADER_TEXT_SPLITTER,
   ENABLE_RAG_HYBRID_SEARCH,
   HYBRID_BM25_WEIGHT,
+  RAG_EMBEDDING_ENGINE,
+  RAG_EMBEDDING_MODEL,
   RAG_EXTERNAL_RERANKER_API_KEY,
   RAG_EXTERNAL_RERANKER_TIMEOUT,
   RAG_EXTERNAL_RERANKER_URL,
@@ -88,9 +90,11 @@ export class RetrievalService implements Retrieval {
     // The reference embeds chunk texts with their line breaks turned into spaces.
     const vectors = embedder && chunks.length > 0 ? { space: embedder.space, vectors: await embedder.embed(chunks.map((c) => c.text.replaceAll('\n', ' ')), 'content') } : null;
     const fileIdOf = (metadata: Record<string, unknown>) => (typeof metadata.file_id === 'string' ? metadata.file_id : null);
+    // Every chunk names the engine and model that embedded it, as the reference's do.
+    const embeddingConfig = { engine: this.settings.get(RAG_EMBEDDING_ENGINE), model: this.settings.get(RAG_EMBEDDING_MODEL) };
     await this.store.insert(
       collection,
-      chunks.map((chunk) => ({ text: chunk.text, metadata: chunk.metadata, fileId: fileIdOf(chunk.metadata) })),
+      chunks.map((chunk) => ({ text: chunk.text, metadata: { ...chunk.metadata, embedding_config: embeddingConfig }, fileId: fileIdOf(chunk.metadata) })),
       vectors,
       options.replaceFileId,
     );
@@ -103,6 +107,10 @@ export class RetrievalService implements Retrieval {
 
   dropCollections(collections: string[]): Promise<void> {
     return this.store.drop(collections);
+  }
+
+  hasCollection(collection: string): Promise<boolean> {
+    return this.store.has(collection);
   }
 
   /** Every chunk of every collection (the reference's reset/db). */

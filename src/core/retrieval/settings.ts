@@ -111,6 +111,8 @@ export const FILE_MAX_COUNT = nullableInteger('rag.file.max_count', 'RAG_FILE_MA
 /** Extensions a processed upload may have; empty: any. */
 export const ALLOWED_FILE_EXTENSIONS = list('rag.file.allowed_extensions', 'RAG_ALLOWED_FILE_EXTENSIONS');
 export const YOUTUBE_LOADER_LANGUAGE = list('rag.youtube_loader_language', 'YOUTUBE_LOADER_LANGUAGE', ['en']);
+/** Media types the extraction engine is given as media (0.11.0); empty: the engine's own list. */
+export const CONTENT_EXTRACTION_SUPPORTED_MEDIA_MIME_TYPES = list('rag.content_extraction_supported_media_mime_types', 'CONTENT_EXTRACTION_SUPPORTED_MEDIA_MIME_TYPES');
 export const YOUTUBE_LOADER_PROXY_URL = text('rag.youtube_loader_proxy_url', 'YOUTUBE_LOADER_PROXY_URL');
 
 // Content extraction engines (reported and stored; see above).
@@ -179,4 +181,5 @@ export const RETRIEVAL_CONFIG_FIELDS = {
   FILE_MAX_COUNT,
   ALLOWED_FILE_EXTENSIONS,
   YOUTUBE_LOADER_LANGUAGE,
+  CONTENT_EXTRACTION_SUPPORTED_MEDIA_MIME_TYPES,
 } satisfies Record<string, SettingDefinition<any>>;

@@ -129,6 +129,10 @@ export class SqliteChunkStore implements ChunkStore {
     this.spaces.clear();
   }
 
+  async has(collection: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM chunk WHERE collection = ? LIMIT 1').get(collection) !== undefined;
+  }
+
   async chunks(collection: string): Promise<StoredChunk[]> {
     const rows = this.db.prepare('SELECT id, collection, text, metadata FROM chunk WHERE collection = ? ORDER BY id').all(collection) as RawChunk[];
     return rows.map(toStored);

@@ -35,6 +35,8 @@ export interface ChunkStore {
   drop(collections: string[]): Promise<void>;
   /** Every chunk of every collection (reset). */
   clear(): Promise<void>;
+  /** Whether the collection holds any chunk. */
+  has(collection: string): Promise<boolean>;
   /** A collection's chunks in insertion order. */
   chunks(collection: string): Promise<StoredChunk[]>;
   /** The best `k` chunks of a collection for the words of `query` (BM25 or the dialect's rank). */
