@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import { readWebConfig, webConfigForm, webConfigUpdates } from '../../../src/core/web/config.js';
-import { useServer } from '../../helpers/world.js';
+import { readWebConfig, webConfigForm, webConfigUpdates } from '../../src/core/web/config.js';
+import { useServer } from '../helpers/world.js';
 
 /** The `web` part of the retrieval config, as the config routes read and write it. */
 describe('web config', () => {

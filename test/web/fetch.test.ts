@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ERROR } from '../../../src/core/http/errors.js';
-import { withWorld, useServer } from '../../helpers/world.js';
+import { ERROR } from '../../src/core/http/errors.js';
+import { withWorld, useServer } from '../helpers/world.js';
 import { fakeWeb } from './fake-web.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { makePdf } from '../../helpers/documents.js';
-import { readJson, sendJson } from '../../helpers/fake-upstreams.js';
-import { listenLocally } from '../../helpers/server.js';
-import type { Fakes } from '../../helpers/world.js';
+import { makePdf } from '../helpers/documents.js';
+import { readJson, sendJson } from '../helpers/fake-upstreams.js';
+import { listenLocally } from '../helpers/server.js';
+import type { Fakes } from '../helpers/world.js';
 
 /**
  * The outside web for the web search tests, on one local port: every search

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ERROR } from '../../../src/core/http/errors.js';
-import { type FakeModel, defaultScript, fakeModel, lastUserText, startFakeModel } from '../../helpers/fake-model.js';
-import { type Fakes, useServer, withWorld } from '../../helpers/world.js';
-import { openBrowser, webRequest } from '../completions/setup.js';
+import { ERROR } from '../../src/core/http/errors.js';
+import { type FakeModel, defaultScript, fakeModel, lastUserText, startFakeModel } from '../helpers/fake-model.js';
+import { type Fakes, useServer, withWorld } from '../helpers/world.js';
+import { openBrowser, webRequest } from '../areas/completions/setup.js';
 import { type FakeWeb, fakeWeb, startFakeWeb } from './fake-web.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useServer } from '../../helpers/world.js';
+import { useServer } from '../helpers/world.js';
 import { fakeWeb } from './fake-web.js';
 
 /**
