@@ -74,6 +74,9 @@ import { retrievalArea } from './areas/retrieval/routes.js';
 import { CollectionsService } from './areas/retrieval/service.js';
 import { PluginBridge } from './core/python/bridge.js';
 import { defineCompatApi } from './core/python/compat-api.js';
+import { readWebOptions } from './areas/web/options.js';
+import { webArea } from './areas/web/routes.js';
+import { WebService } from './areas/web/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -102,6 +105,7 @@ export interface Services {
   externalKnowledge: ExternalKnowledgeService;
   retrieval: RetrievalService;
   collections: CollectionsService;
+  web: WebService;
 }
 
 export interface Parley {
@@ -195,6 +199,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connect(knowledge);
   const externalKnowledge = new ExternalKnowledgeService(core, knowledge, () => retrieval.embedder());
   collections.connectKnowledge(knowledge);
+  const web = new WebService(core, access, collections, retrieval, readWebOptions(env.raw));
   // Plugins' calls into Parley (the `open_webui` compatibility package), answered as their user.
   const bridge = new PluginBridge();
   defineCompatApi(bridge, { users, files, completions, chats, settings, clock });
@@ -204,10 +209,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -274,6 +279,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     completionsArea,
     runningTasksArea,
     tasksArea,
+    webArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
@@ -291,6 +297,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await noteCollaboration.close();
       await app.close();
       await files.close();
+      await web.close();
       await retrieval.close();
       await upstream.close();
       await events.stop();

@@ -24,6 +24,8 @@ import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
 import { type Source, sourcesEvent, withSources } from './sources.js';
 import { ChatTools } from './tools.js';
+import { addWebSearch } from './web-search.js';
+import type { WebService } from '../web/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -78,6 +80,8 @@ interface Job {
   tools: ChatTools | null;
   clientTools: unknown[] | null;
   request: RequestInfo;
+  /** The request's web search (`features.web_search`), run once for all its answers. */
+  webSearch?: Promise<void>;
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -106,6 +110,7 @@ export class ChatPipeline {
       realtime: Realtime;
       memories: MemoryRecall;
       attachments: ChatAttachments;
+      web: WebService;
     },
   ) {}
 
@@ -404,6 +409,7 @@ export class ChatPipeline {
         events.send('chat:completion', { selected_model_id: model.id });
         if (saved) await chats.upsertMessage(job.chatId, messageId, { selectedModelId: model.id }, { touch: false });
       }
+      await this.webSearch(job, model, context, events);
       const { messages } = await this.attach(job, model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
       const result = await generate(this.deps.completions, this.generationRequest(job, target, model, messages, events, context), sink);
@@ -433,6 +439,17 @@ export class ChatPipeline {
       await task.release();
       if (!(await this.registry.hasActive(job.chatId))) events.send('chat:active', { active: false, folder_id: job.folderId });
     }
+  }
+
+  /** `features.web_search` (web-search.ts): the search's pages join the request's files before the answer is asked for. */
+  private webSearch(job: Job, model: Json, context: CallContext, events: MessageEvents | null): Promise<void> {
+    if (!isObject(job.form.features) || !job.form.features.web_search) return Promise.resolve();
+    return (job.webSearch ??= (async () => {
+      const files = Array.isArray(job.form.files) ? job.form.files.filter(isObject) : [];
+      const status = events ? (data: Json) => events.fromTool({ type: 'status', data }) : null;
+      await addWebSearch(this.deps, { user: job.user, modelId: String(model.id), messages: job.messages, chatId: job.chatId, context, files, status });
+      job.form.files = files;
+    })());
   }
 
   /** A failed answer keeps what was written so far, with the error beside it. */
@@ -593,6 +610,7 @@ export class ChatPipeline {
     const model = target.model.owned_by === 'arena' ? await this.arenaPick(job.user, target.model, context) : target.model;
     const storedAnswer = isSavedChatId(job.chatId) && target.messageId !== null;
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
+    await this.webSearch(job, model, context, events);
     const { messages, sources } = await this.attach(job, model, context, events);
     if (!job.tools && !storedAnswer) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));

@@ -10,7 +10,7 @@ import { EventOutbox } from '../../core/events/outbox.js';
 import { EVENT_CATALOG, type EventSink } from '../../core/events/publish.js';
 import { newSigningSecret } from '../../core/events/signing.js';
 import { type DeliveryRecord, EventsStore, type StoredWebhook, type WebhookFields } from '../../core/events/store.js';
-import { UrlGuard, UrlRefusedError } from '../../core/events/url-guard.js';
+import { UrlGuard, UrlRefusedError } from '../../core/http/url-guard.js';
 import { badRequest, ERROR, notFound } from '../../core/http/errors.js';
 import type { GroupsService } from '../groups/service.js';
 import type { Delivery, DeliveryPage, EventWebhook, EventWebhookForm, EventWebhookUpdateForm, WebhookSecret } from './schemas.js';

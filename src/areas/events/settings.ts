@@ -1,6 +1,6 @@
 import { checks, defineSetting, parsers } from '../../config/settings.js';
 import { normalizeEventFilters, normalizeTargets, WebhookRuleError } from '../../core/events/filters.js';
-import { UrlGuard, UrlRefusedError, urlPolicyFromEnv } from '../../core/events/url-guard.js';
+import { UrlGuard, UrlRefusedError, urlPolicyFromEnv } from '../../core/http/url-guard.js';
 import { schemaProblem } from '../../core/http/validation.js';
 import { EventWebhookForm } from './schemas.js';
 

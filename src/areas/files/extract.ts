@@ -61,7 +61,7 @@ export async function extractText(localPath: string, name: string, contentType: 
 }
 
 /** The text of every page, pages apart by a blank line; a locked or broken PDF says so. */
-async function pdfText(bytes: Buffer): Promise<string> {
+export async function pdfText(bytes: Buffer): Promise<string> {
   const { getDocumentProxy } = await import('unpdf');
   let document: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
   try {

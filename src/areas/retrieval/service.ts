@@ -113,7 +113,8 @@ export class CollectionsService {
     return knowledge ?? this.unscoped;
   }
 
-  private async requireAccess(user: UserRecord, names: string[], access: 'read' | 'write'): Promise<void> {
+  /** 403 unless the user may read (or write) every named collection; the web area's `collection_name` too. */
+  async requireAccess(user: UserRecord, names: string[], access: 'read' | 'write'): Promise<void> {
     for (const name of new Set(names)) if (!(await this.accessible(user, name, access))) throw forbidden(ERROR.ACCESS_PROHIBITED);
   }
 

@@ -79,7 +79,6 @@ const UNSERVED_FEATURES = [
   'enable_channels', // /api/v1/channels
   'enable_calendar', // /api/v1/calendar
   'enable_automations', // /api/v1/automations
-  'enable_web_search', // /api/v1/retrieval and the pipeline's search step
   'enable_code_interpreter', // the pipeline's code interpreter
   'enable_image_generation', // /api/v1/images
   'enable_message_rating', // /api/v1/evaluations

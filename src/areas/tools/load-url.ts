@@ -1,6 +1,6 @@
-import type { Dispatcher } from 'undici';
-import { LazyAgent } from '../../core/upstream/lazy-agent.js';
-import { UrlGuard, UrlRefusedError } from '../../core/events/url-guard.js';
+import { requestErrorText } from '../../core/upstream/lazy-agent.js';
+import { FetchLimitError, GuardedFetch } from '../../core/http/guarded-fetch.js';
+import { UrlRefusedError } from '../../core/http/url-guard.js';
 import { ERROR, HttpError, badRequest } from '../../core/http/errors.js';
 import type { ToolsOptions } from './options.js';
 
@@ -11,9 +11,6 @@ import type { ToolsOptions } from './options.js';
  * metadata addresses unless ENABLE_LOCAL_WEB_FETCH), checked again on every
  * connection and redirect, and the source must fit the size limit.
  */
-
-const MAX_REDIRECTS = 5;
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** github_url_to_raw_url: `tree` folders get `/main.py`, `blob` files their raw address; other URLs are kept. */
 export function githubRawUrl(url: string): string {
@@ -55,13 +52,10 @@ export function parseHttpUrl(input: string): string {
 }
 
 export class ToolSourceFetcher {
-  private readonly guard: UrlGuard;
-  private readonly agent: LazyAgent;
+  private readonly fetcher: GuardedFetch;
 
   constructor(private readonly options: ToolsOptions['loadUrl']) {
-    this.guard = new UrlGuard(options.policy);
-    // Connections use only addresses the guard accepted, so a DNS answer that changes after the check cannot reach a refused one.
-    this.agent = new LazyAgent({ connect: { lookup: this.guard.lookup, timeout: Math.min(options.timeoutMs, 10_000) } });
+    this.fetcher = new GuardedFetch(options.policy, Math.min(options.timeoutMs, 10_000));
   }
 
   /** `{name, content}` of the tool at `url` (already parsed by `parseHttpUrl`). */
@@ -72,67 +66,30 @@ export class ToolSourceFetcher {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.fetcher.close();
   }
 
-  private async fetchText(start: string): Promise<string> {
+  private async fetchText(url: string): Promise<string> {
     // One deadline for every hop and the body; cleared once done, so it never fires at a finished request.
     const controller = new AbortController();
     const deadline = setTimeout(() => controller.abort(), this.options.timeoutMs);
     const signal = controller.signal;
-    let url = start;
     try {
-      for (let hop = 0; ; hop++) {
-        await this.guard.check(url);
-        const response = await this.agent.request(url, { method: 'GET', headers: { accept: 'text/plain, */*' }, signal });
-        const location = response.headers.location;
-        if (REDIRECTS.has(response.statusCode) && typeof location === 'string') {
-          await response.body.dump();
-          if (hop >= MAX_REDIRECTS) throw badRequest(`[ERROR: Error fetching tool: more than ${MAX_REDIRECTS} redirects]`);
-          url = new URL(location, url).href;
-          continue;
-        }
-        if (response.statusCode !== 200) {
-          await response.body.dump();
-          // The reference answers with the upstream's status; a non-error one would read as success.
-          throw new HttpError(response.statusCode >= 400 ? response.statusCode : 400, 'Failed to fetch the tool');
-        }
-        const text = await this.readLimited(response.body, response.headers['content-length']);
-        if (!text) throw badRequest('No data received from the URL');
-        return text;
-      }
+      const answer = await this.fetcher.get(url, { signal, maxBytes: this.options.maxBytes, headers: { accept: 'text/plain, */*' } });
+      // The reference answers with the upstream's status; a non-error one would read as success.
+      if (answer.status !== 200) throw new HttpError(answer.status >= 400 ? answer.status : 400, 'Failed to fetch the tool');
+      const text = new TextDecoder('utf-8').decode(answer.body);
+      if (!text) throw badRequest('No data received from the URL');
+      return text;
     } catch (error) {
       if (error instanceof HttpError) throw error;
+      if (error instanceof FetchLimitError && error.limit === 'size') throw badRequest(`The tool source is larger than the limit of ${this.options.maxBytes} bytes`);
       // The reference's words first, then why (the guard's refusal, also when found at connection time).
       if (error instanceof UrlRefusedError || (error as NodeJS.ErrnoException).code === 'EADDRREFUSED') throw badRequest(`${ERROR.INVALID_URL} ${(error as Error).message}`);
       if (signal.aborted) throw badRequest(`[ERROR: Error fetching tool: no answer within ${this.options.timeoutMs / 1000} s]`);
-      throw badRequest(`[ERROR: Error fetching tool: ${describe(error)}]`);
+      throw badRequest(`[ERROR: Error fetching tool: ${requestErrorText(error)}]`);
     } finally {
       clearTimeout(deadline);
     }
   }
-
-  private async readLimited(body: Dispatcher.ResponseData['body'], length: string | string[] | undefined): Promise<string> {
-    const tooLarge = () => badRequest(`The tool source is larger than the limit of ${this.options.maxBytes} bytes`);
-    if (typeof length === 'string' && Number(length) > this.options.maxBytes) {
-      body.on('error', () => undefined).destroy();
-      throw tooLarge();
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    // Leaving the loop early (throw) closes the body.
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.options.maxBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
-    return new TextDecoder('utf-8').decode(Buffer.concat(chunks));
-  }
-}
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
-  const code = (error as NodeJS.ErrnoException).code ?? cause?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return code && !message.includes(code) ? `${code} ${message}` : message;
 }

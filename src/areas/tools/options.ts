@@ -1,4 +1,4 @@
-import { DEFAULT_FILTER_LIST, type UrlPolicy } from '../../core/events/url-guard.js';
+import { type UrlPolicy, webFetchPolicyFromEnv } from '../../core/http/url-guard.js';
 import { bool, int } from '../../config/env.js';
 
 /** Process settings of the tools area, read once from the environment (names as the reference's where it has them). */
@@ -15,22 +15,12 @@ export interface ToolsOptions {
   };
 }
 
-const list = (value: string | undefined) =>
-  (value ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-
 export function toolsOptionsFromEnv(raw: Record<string, string | undefined>): ToolsOptions {
   const timeoutSeconds = int(raw.AIOHTTP_CLIENT_TIMEOUT, 30);
   return {
     valveEncryption: bool(raw.ENABLE_VALVE_ENCRYPTION, false),
     loadUrl: {
-      policy: {
-        allowLocal: bool(raw.ENABLE_LOCAL_WEB_FETCH ?? raw.ENABLE_RAG_LOCAL_WEB_FETCH, false),
-        filterList: [...new Set([...DEFAULT_FILTER_LIST, ...list(raw.WEB_FETCH_FILTER_LIST)])],
-        variables: { allowLocal: 'ENABLE_LOCAL_WEB_FETCH', filterList: 'WEB_FETCH_FILTER_LIST' },
-      },
+      policy: webFetchPolicyFromEnv(raw),
       timeoutMs: (timeoutSeconds > 0 ? timeoutSeconds : 30) * 1000,
       maxBytes: Math.max(1, int(raw.TOOL_LOAD_URL_MAX_BYTES, 2 * 1024 * 1024)),
     },

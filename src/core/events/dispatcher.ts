@@ -10,7 +10,7 @@ import { retryAfterMs, retryDelayMs } from './retry.js';
 import { signedHeaders } from './signing.js';
 import type { AttemptResult, ClaimedDelivery, EventsStore, StoredWebhook } from './store.js';
 import { LazyAgent } from '../upstream/lazy-agent.js';
-import type { UrlGuard } from './url-guard.js';
+import type { UrlGuard } from '../http/url-guard.js';
 
 export type DisableReason = 'gone' | 'failing';
 

@@ -1,4 +1,4 @@
-import { type UrlPolicy, urlPolicyFromEnv } from './url-guard.js';
+import { type UrlPolicy, urlPolicyFromEnv } from '../http/url-guard.js';
 
 /** Delivery settings, read once from the environment (docs/webhooks.md lists them). */
 export interface DeliveryOptions {

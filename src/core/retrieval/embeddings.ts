@@ -1,5 +1,5 @@
 import type { SettingsStore } from '../../config/settings.js';
-import { readBody, type UpstreamClient } from '../upstream/client.js';
+import { readBody, type UpstreamClient, UpstreamFailure } from '../upstream/client.js';
 import {
   RAG_AZURE_OPENAI_API_KEY,
   RAG_AZURE_OPENAI_API_VERSION,
@@ -105,19 +105,24 @@ export function currentEmbedder(settings: SettingsStore, client: UpstreamClient,
     const call = engineCall(engine, settings, model, input);
     if (prefix !== null && options.prefixField !== null) call.body[options.prefixField] = prefix;
     let answer: unknown;
-    let status: number;
-    try {
-      const response = await client.send({
-        url: call.url,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...call.headers },
-        body: JSON.stringify(call.body),
-        timeoutMs: options.timeoutMs,
-      });
-      status = response.status;
-      answer = await readBody(client, response);
-    } catch (error) {
-      throw new EmbeddingError(`Embedding request failed: ${(error as Error).message}`);
+    let status = 0;
+    // One retry when the connection failed: a kept-alive connection the provider closed meanwhile.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const response = await client.send({
+          url: call.url,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...call.headers },
+          body: JSON.stringify(call.body),
+          timeoutMs: options.timeoutMs,
+        });
+        status = response.status;
+        answer = await readBody(client, response);
+        break;
+      } catch (error) {
+        if (attempt === 1 && error instanceof UpstreamFailure && error.kind === 'unreachable') continue;
+        throw new EmbeddingError(`Embedding request failed: ${(error as Error).message}`);
+      }
     }
     if (status >= 400) throw new EmbeddingError(describeFailure(status, answer));
     const vectors = call.vectorsOf(answer);

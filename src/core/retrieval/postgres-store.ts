@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { chunks as slices, IDS_PER_QUERY } from '../db/batches.js';
 import type { Db } from '../db/database.js';
@@ -35,7 +36,7 @@ export class PostgresChunkStore implements ChunkStore {
   private async ensureIndex(space: string, dimensions: number): Promise<void> {
     const key = `${space}\n${dimensions}`;
     if (!this.pgvector || this.indexed.has(key)) return;
-    const name = `retrieval_vector_hnsw_${dimensions}_${Buffer.from(space).toString('hex').slice(0, 24)}`;
+    const name = `retrieval_vector_hnsw_${createHash('sha256').update(`${space}\n${dimensions}`).digest('hex').slice(0, 32)}`;
     await sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON retrieval_vector USING hnsw ((embedding::vector(${sql.raw(String(dimensions))})) vector_cosine_ops) WHERE space = ${sql.lit(space)} AND dimensions = ${sql.lit(dimensions)}`.execute(this.db);
     this.indexed.add(key);
   }

@@ -39,3 +39,11 @@ export class LazyAgent {
     await this.agent?.close();
   }
 }
+
+/** An outgoing request's failure in one line: its message, with the system error code (ECONNREFUSED, ...) when the message lacks it. */
+export function requestErrorText(error: unknown): string {
+  const cause = (error as { cause?: NodeJS.ErrnoException }).cause;
+  const code = (error as NodeJS.ErrnoException).code ?? cause?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code && !message.includes(code) ? `${code} ${message}` : message;
+}

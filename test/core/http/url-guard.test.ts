@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressAllowed, hostAllowed, type Resolver, UrlGuard, UrlRefusedError, urlPolicyFromEnv } from '../../../src/core/events/url-guard.js';
+import { addressAllowed, hostAllowed, type Resolver, UrlGuard, UrlRefusedError, urlPolicyFromEnv } from '../../../src/core/http/url-guard.js';
 import { Receiver } from '../../areas/events/receiver.js';
 
 const strict = urlPolicyFromEnv({});

@@ -2,8 +2,9 @@ import dns from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * The URL allow-list of webhook targets (events.md §6 `validate_url`), checked when
- * a webhook is saved and again when a delivery connects: the connection uses
+ * The URL allow-list of outgoing requests to addresses users choose: webhook targets
+ * (events.md §6 `validate_url`), tool sources and web pages (the reference's web-fetch
+ * rules). Checked when a URL is saved or fetched and again when the connection is made: the connection uses
  * exactly the addresses that were checked, so a DNS answer that changes between
  * the check and the connection (rebinding) cannot reach a refused address.
  *
@@ -155,9 +156,22 @@ export function urlPolicyFromEnv(raw: Record<string, string | undefined>): UrlPo
   };
 }
 
+/** The reference's web-fetch rules (tool sources, web pages): ENABLE_LOCAL_WEB_FETCH and WEB_FETCH_FILTER_LIST. */
+export function webFetchPolicyFromEnv(raw: Record<string, string | undefined>): UrlPolicy {
+  const custom = (raw.WEB_FETCH_FILTER_LIST ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    allowLocal: (raw.ENABLE_LOCAL_WEB_FETCH ?? raw.ENABLE_RAG_LOCAL_WEB_FETCH ?? '').trim().toLowerCase() === 'true',
+    filterList: [...new Set([...DEFAULT_FILTER_LIST, ...custom])],
+    variables: { allowLocal: 'ENABLE_LOCAL_WEB_FETCH', filterList: 'WEB_FETCH_FILTER_LIST' },
+  };
+}
+
 const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
-/** Checks webhook URLs when saved, and builds the pinned `lookup` the HTTP client connects with. */
+/** Checks URLs when saved or before a fetch, and builds the pinned `lookup` the HTTP client connects with. */
 export class UrlGuard {
   /** URLs that passed `checkSyntax` (the policy never changes, and deliveries check the same few URLs again and again). */
   private readonly passed = new Set<string>();
