@@ -89,16 +89,28 @@ describe('web search with the page loader and the index', () => {
         { action: 'web_search', description: 'Searching the web', done: false },
         { action: 'web_search_queries_generated', queries: ['tidal locking facts'], done: false },
         { action: 'web_search', description: 'Searched {{count}} sites', urls: pages, items: expect.any(Array), done: true },
+        // Then the pages are searched as any attachment (the retrieval query task runs again, as the reference's).
+        { action: 'queries_generated', queries: ['tidal locking facts'], done: false },
+        { action: 'sources_retrieved', count: 2, done: true },
       ]);
       expect(world.web.seen('/serper').at(-1)!.body).toEqual({ q: 'tidal locking facts' });
       const docs = await world.server.parley.services.retrieval.documents(`web-search-${sha256('tidal locking facts')}`.slice(0, 63));
       expect(docs.length).toBeGreaterThan(0);
+      // The pages reach the model through the RAG template, and the frontend gets them as citations.
+      const sent = world.model.chatRequests().at(-1);
+      expect(JSON.stringify(sent.messages)).toContain('The serper-1 article explains tidal locking');
+      expect(JSON.stringify(sent.messages)).toContain('<context>');
+      const sources = browser.received.find((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.sources)?.data.sources;
+      expect(sources.map((source: any) => source.source.type)).toContain('web_search');
+      expect(sources.flatMap((source: any) => source.metadata.map((m: any) => m.source))).toEqual(expect.arrayContaining([pages[0]]));
       // The statuses are kept with the answer, as the reference's emitter keeps them.
       const chat = await world.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.admin.token });
       expect(chat.body.chat.history.messages[assistantId].statusHistory.map((s: any) => s.description ?? s.action)).toEqual([
         'Searching the web',
         'web_search_queries_generated',
         'Searched {{count}} sites',
+        'queries_generated',
+        'sources_retrieved',
       ]);
     } finally {
       browser.close();
