@@ -3,6 +3,7 @@ import chatsList from './chats-list.js';
 import firstChunk from './first-chunk.js';
 import modelsList from './models-list.js';
 import promptsList from './prompts-list.js';
+import retrieval from './retrieval.js';
 import socketChats from './socket-chats.js';
 import streams from './streams.js';
 import toolCall from './tool-call.js';
@@ -25,4 +26,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, toolCall];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, toolCall, retrieval];
