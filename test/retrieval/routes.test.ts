@@ -154,6 +154,12 @@ describe('/api/v1/retrieval', () => {
       expect((await queryDoc(world.owner, 'shelf-1', 'beavers')).status).toBe(403);
       expect((await world.api.post('/api/v1/retrieval/process/file', { file_id: id }, as(world.other))).status).toBe(404);
 
+      // A file with no extracted text yet: nothing indexed, and the file left as it was.
+      const unprocessed = await world.server.parley.services.files.upload(await world.record(world.owner), { filename: 'later.txt', content: Buffer.from('later'), contentType: 'text/plain', process: false });
+      const early = await world.api.post('/api/v1/retrieval/process/file', { file_id: unprocessed.id }, as(world.owner));
+      expect(early).toMatchObject({ status: 400, body: { detail: ERROR.EMPTY_CONTENT } });
+      expect((await world.api.get(`/api/v1/files/${unprocessed.id}/process/status`, as(world.owner))).body).toEqual({ status: 'pending' });
+
       const removed = await world.api.post('/api/v1/retrieval/delete', { collection_name: 'shelf-1', file_id: id }, as(world.admin));
       expect(removed.body).toEqual({ status: true });
       expect((await queryDoc(world.admin, 'shelf-1', 'beavers')).body.documents).toEqual([[]]);

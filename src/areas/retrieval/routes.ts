@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
+import { HttpError } from '../../core/http/errors.js';
 import { JsonObject, StatusResponse } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
 import {
@@ -20,7 +21,6 @@ import {
   RetrievalConfigResponse,
 } from './schemas.js';
 import type { CollectionsService } from './service.js';
-import { HttpError } from '../../core/http/errors.js';
 
 /** A null where the form requires a list is a 422, as pydantic answers (and nothing is stored). */
 function refuseNullLists(body: Record<string, unknown>): void {

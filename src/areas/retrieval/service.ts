@@ -251,6 +251,8 @@ export class CollectionsService {
     const collection = form.collection_name ?? `file-${file.id}`;
     if (form.collection_name != null) await this.requireAccess(user, [collection], 'write');
     const extracted = typeof file.data?.content === 'string' ? file.data.content : '';
+    // Nothing to index yet (extraction still queued, or no text): the file is left as it is.
+    if (!form.content && extracted.trim() === '') throw badRequest(ERROR.EMPTY_CONTENT);
     let documents: RetrievalDocument[];
     let content: string;
     let whole = false;

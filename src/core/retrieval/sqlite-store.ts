@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { chunks as slices } from '../db/batches.js';
 import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, StoredChunk } from './store.js';
-import { queryWords } from './store.js';
+import { cosine, queryWords } from './store.js';
 
 /**
  * The embedded chunk store: one SQLite file of its own, DATA_DIR/vector_db/retrieval.db (the
@@ -17,8 +17,14 @@ import { queryWords } from './store.js';
  * - `chunk`: text, metadata (JSON), collection and file id;
  * - `chunk_fts`: FTS5 (contentless, rowid = chunk id) over the text, plus a `tag` column holding
  *   one token per collection, so a search matches inside its collection in the index itself;
- * - `chunk_vec_<n>`: a sqlite-vec vec0 table per vector space (model and dimensions), cosine
- *   distance, partitioned by collection, rowid = chunk id.
+ * - per vector space (model and dimensions) `n`: `chunk_vector_<n>`, each chunk's vector (float32
+ *   BLOB, key = chunk id), and `chunk_bits_<n>`, a sqlite-vec vec0 table of the vectors' signs (one
+ *   bit per dimension), partitioned by collection.
+ *
+ * A vector search takes the CANDIDATES nearest by Hamming distance over the bits (a scan of 48
+ * bytes a chunk for 384 dimensions, not 1,536), then ranks those by exact cosine similarity over
+ * their float vectors: exact for a collection of up to CANDIDATES chunks, and for larger ones the
+ * binary quantization with rescoring sqlite-vec documents (docs/retrieval.md § Numbers).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS chunk (
@@ -31,6 +37,7 @@ CREATE TABLE IF NOT EXISTS chunk (
 CREATE INDEX IF NOT EXISTS chunk_collection_idx ON chunk (collection, id);
 CREATE INDEX IF NOT EXISTS chunk_file_idx ON chunk (collection, file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(text, tag, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_vocab USING fts5vocab(chunk_fts, 'row');
 CREATE TABLE IF NOT EXISTS vector_space (
   id INTEGER PRIMARY KEY,
   space TEXT NOT NULL,
@@ -41,6 +48,19 @@ CREATE TABLE IF NOT EXISTS vector_space (
 
 /** One FTS token per collection name (names carry '-' and other separators the tokenizer splits on). */
 const tagOf = (collection: string) => `c${createHash('sha256').update(collection).digest('hex').slice(0, 32)}`;
+
+/** Chunks a vector search ranks exactly, at least (see above). */
+const CANDIDATES = 200;
+
+/** Sign bits of a vector, padded to whole bytes (sqlite-vec's `bit[n]` wants n a multiple of 8). */
+function signBits(vector: Float32Array): Uint8Array {
+  const bits = new Uint8Array(Math.ceil(vector.length / 8));
+  for (let i = 0; i < vector.length; i++) if (vector[i]! > 0) bits[i >> 3]! |= 1 << (7 - (i & 7));
+  return bits;
+}
+
+const asBlob = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+const fromBlob = (blob: Buffer) => new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 
 /** Ids bound per statement (each deletion binds them once). */
 const IDS_PER_STATEMENT = 500;
@@ -53,6 +73,8 @@ interface Space {
 export class SqliteChunkStore implements ChunkStore {
   private readonly db: SQLite.Database;
   private readonly spaces = new Map<string, Space>();
+  /** Chunks in the file, kept as they are written (FTS5's BM25 statistics are over all of them). */
+  private total: number;
 
   constructor(dataDir: string) {
     const folder = path.join(dataDir, 'vector_db');
@@ -65,6 +87,7 @@ export class SqliteChunkStore implements ChunkStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    this.total = this.db.prepare('SELECT count(*) FROM chunk').pluck().get() as number;
     for (const row of this.db.prepare('SELECT id, space, dimensions FROM vector_space').all() as { id: number; space: string; dimensions: number }[]) {
       this.spaces.set(`${row.space}\n${row.dimensions}`, { id: row.id, dimensions: row.dimensions });
     }
@@ -75,7 +98,8 @@ export class SqliteChunkStore implements ChunkStore {
     const known = this.spaces.get(key);
     if (known || !create) return known ?? null;
     const id = Number(this.db.prepare('INSERT INTO vector_space (space, dimensions) VALUES (?, ?)').run(space, dimensions).lastInsertRowid);
-    this.db.exec(`CREATE VIRTUAL TABLE chunk_vec_${id} USING vec0(collection text partition key, embedding float[${dimensions}] distance_metric=cosine)`);
+    this.db.exec(`CREATE TABLE chunk_vector_${id} (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)`);
+    this.db.exec(`CREATE VIRTUAL TABLE chunk_bits_${id} USING vec0(collection text partition key, bits bit[${Math.ceil(dimensions / 8) * 8}])`);
     const created = { id, dimensions };
     this.spaces.set(key, created);
     return created;
@@ -84,9 +108,12 @@ export class SqliteChunkStore implements ChunkStore {
   private deleteChunks(ids: number[]): void {
     for (const batch of slices(ids, IDS_PER_STATEMENT)) {
       const marks = batch.map(() => '?').join(',');
-      this.db.prepare(`DELETE FROM chunk WHERE id IN (${marks})`).run(...batch);
+      this.total -= this.db.prepare(`DELETE FROM chunk WHERE id IN (${marks})`).run(...batch).changes;
       this.db.prepare(`DELETE FROM chunk_fts WHERE rowid IN (${marks})`).run(...batch);
-      for (const space of this.spaces.values()) this.db.prepare(`DELETE FROM chunk_vec_${space.id} WHERE rowid IN (${marks})`).run(...batch.map(BigInt));
+      for (const space of this.spaces.values()) {
+        this.db.prepare(`DELETE FROM chunk_vector_${space.id} WHERE id IN (${marks})`).run(...batch);
+        this.db.prepare(`DELETE FROM chunk_bits_${space.id} WHERE rowid IN (${marks})`).run(...batch.map(BigInt));
+      }
     }
   }
 
@@ -100,12 +127,18 @@ export class SqliteChunkStore implements ChunkStore {
       const space = vectors && vectors.vectors.length > 0 ? this.spaceFor(vectors.space, vectors.vectors[0]!.length, true) : null;
       const insertChunk = this.db.prepare('INSERT INTO chunk (collection, file_id, text, metadata) VALUES (?, ?, ?, ?)');
       const insertText = this.db.prepare('INSERT INTO chunk_fts (rowid, text, tag) VALUES (?, ?, ?)');
-      const insertVector = space ? this.db.prepare(`INSERT INTO chunk_vec_${space.id} (rowid, collection, embedding) VALUES (?, ?, ?)`) : null;
+      const insertVector = space ? this.db.prepare(`INSERT INTO chunk_vector_${space.id} (id, embedding) VALUES (?, ?)`) : null;
+      const insertBits = space ? this.db.prepare(`INSERT INTO chunk_bits_${space.id} (rowid, collection, bits) VALUES (?, ?, vec_bit(?))`) : null;
       const tag = tagOf(collection);
       chunks.forEach((chunk, index) => {
         const id = insertChunk.run(collection, chunk.fileId, chunk.text, JSON.stringify(chunk.metadata)).lastInsertRowid;
         insertText.run(id, chunk.text, tag);
-        insertVector?.run(BigInt(id), collection, vectors!.vectors[index]!);
+        this.total++;
+        if (insertVector && insertBits) {
+          const vector = vectors!.vectors[index]!;
+          insertVector.run(id, asBlob(vector));
+          insertBits.run(BigInt(id), collection, signBits(vector));
+        }
       });
     })();
   }
@@ -123,7 +156,8 @@ export class SqliteChunkStore implements ChunkStore {
   async clear(): Promise<void> {
     this.db.transaction(() => {
       this.db.exec('DELETE FROM chunk; DELETE FROM chunk_fts;');
-      for (const space of this.spaces.values()) this.db.exec(`DROP TABLE chunk_vec_${space.id}`);
+      this.total = 0;
+      for (const space of this.spaces.values()) this.db.exec(`DROP TABLE chunk_vector_${space.id}; DROP TABLE chunk_bits_${space.id};`);
       this.db.exec('DELETE FROM vector_space');
     })();
     this.spaces.clear();
@@ -139,7 +173,7 @@ export class SqliteChunkStore implements ChunkStore {
   }
 
   async lexical(collection: string, query: string, k: number): Promise<FoundChunk[]> {
-    const words = queryWords(query);
+    const words = this.weightedWords(queryWords(query));
     if (words.length === 0) return [];
     const match = `tag : ${tagOf(collection)} AND text : (${words.map((word) => `"${word}"`).join(' OR ')})`;
     const rows = this.db
@@ -152,28 +186,50 @@ export class SqliteChunkStore implements ChunkStore {
     return rows.map((row) => ({ ...toStored(row), score: row.score }));
   }
 
+  /**
+   * The words worth matching: FTS5's BM25 gives a word in more than half of all chunks an IDF of
+   * 1e-6, so it changes no ranking, yet matching it means scoring most of the table. Such words
+   * are left out (all of them only when nothing else is left: then the rarest one is kept).
+   */
+  private weightedWords(words: string[]): string[] {
+    if (words.length === 0) return words;
+    const frequency = this.db.prepare('SELECT doc FROM chunk_fts_vocab WHERE term = ?').pluck();
+    const counted = words.map((word) => ({ word, chunks: (frequency.get(word) as number | undefined) ?? 0 })).filter((w) => w.chunks > 0);
+    const weighted = counted.filter((w) => w.chunks <= this.total / 2).map((w) => w.word);
+    if (weighted.length > 0 || counted.length === 0) return weighted;
+    return [counted.sort((a, b) => a.chunks - b.chunks)[0]!.word];
+  }
+
   async nearest(collection: string, space: string, vector: Float32Array, k: number): Promise<FoundChunk[]> {
     const found = this.spaceFor(space, vector.length, false);
     if (!found) return [];
-    const rows = this.db
-      .prepare(
-        `SELECT c.id, c.collection, c.text, c.metadata, 1 - v.distance AS score
-         FROM (SELECT rowid, distance FROM chunk_vec_${found.id} WHERE embedding MATCH ? AND k = ? AND collection = ?) v
-         JOIN chunk c ON c.id = v.rowid ORDER BY v.distance`,
-      )
-      .all(vector, k, collection) as (RawChunk & { score: number })[];
-    return rows.map((row) => ({ ...toStored(row), score: row.score }));
+    const candidates = this.db
+      .prepare(`SELECT rowid FROM chunk_bits_${found.id} WHERE bits MATCH vec_bit(?) AND k = ? AND collection = ?`)
+      .pluck()
+      .all(signBits(vector), Math.max(CANDIDATES, 10 * k), collection) as number[];
+    const vectors = this.vectorsIn(found.id, candidates);
+    const best = [...vectors].map(([id, stored]) => ({ id, score: cosine(stored, vector) })).sort((a, b) => b.score - a.score).slice(0, k);
+    if (best.length === 0) return [];
+    const rows = this.db.prepare(`SELECT id, collection, text, metadata FROM chunk WHERE id IN (${best.map(() => '?').join(',')})`).all(...best.map((b) => b.id)) as RawChunk[];
+    const byId = new Map(rows.map((row) => [row.id, toStored(row)]));
+    return best.flatMap((b) => {
+      const chunk = byId.get(b.id);
+      return chunk ? [{ ...chunk, score: b.score }] : [];
+    });
+  }
+
+  private vectorsIn(spaceId: number, ids: number[]): Map<number, Float32Array> {
+    const vectors = new Map<number, Float32Array>();
+    for (const batch of slices(ids, IDS_PER_STATEMENT)) {
+      const rows = this.db.prepare(`SELECT id, embedding FROM chunk_vector_${spaceId} WHERE id IN (${batch.map(() => '?').join(',')})`).all(...batch) as { id: number; embedding: Buffer }[];
+      for (const row of rows) vectors.set(row.id, fromBlob(row.embedding));
+    }
+    return vectors;
   }
 
   async vectorsOf(ids: number[], space: string): Promise<Map<number, Float32Array>> {
     const vectors = new Map<number, Float32Array>();
-    for (const [key, found] of this.spaces) {
-      if (!key.startsWith(`${space}\n`)) continue;
-      for (const batch of slices(ids, IDS_PER_STATEMENT)) {
-        const rows = this.db.prepare(`SELECT rowid, embedding FROM chunk_vec_${found.id} WHERE rowid IN (${batch.map(() => '?').join(',')})`).all(...batch.map(BigInt)) as { rowid: number; embedding: Buffer }[];
-        for (const row of rows) vectors.set(Number(row.rowid), new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength)));
-      }
-    }
+    for (const [key, found] of this.spaces) if (key.startsWith(`${space}\n`)) for (const [id, vector] of this.vectorsIn(found.id, ids)) vectors.set(id, vector);
     return vectors;
   }
 
