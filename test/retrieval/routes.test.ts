@@ -70,6 +70,22 @@ describe('/api/v1/retrieval', () => {
       expect(cleared.body).toMatchObject({ TOP_K: 3, CHUNK_SIZE: 1000, ALLOWED_FILE_EXTENSIONS: [], FILE_MAX_SIZE: null });
     });
 
+    it('carries the chat template and the web search config, read and written with the rest', async () => {
+      const before = await world.api.get('/api/v1/retrieval/config', as(world.admin));
+      expect(before.body.RAG_TEMPLATE).toContain('{{CONTEXT}}');
+      expect(before.body.web).toMatchObject({ ENABLE_WEB_SEARCH: expect.any(Boolean), WEB_SEARCH_RESULT_COUNT: expect.any(Number) });
+      const res = await world.api.post(
+        '/api/v1/retrieval/config/update',
+        { RAG_TEMPLATE: 'Use [context] for [query]', web: { ENABLE_WEB_SEARCH: false, WEB_SEARCH_ENGINE: 'searxng', WEB_SEARCH_RESULT_COUNT: 4 } },
+        as(world.admin),
+      );
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ RAG_TEMPLATE: 'Use [context] for [query]', web: { ENABLE_WEB_SEARCH: false, WEB_SEARCH_ENGINE: 'searxng', WEB_SEARCH_RESULT_COUNT: 4 } });
+      expect((await world.api.get('/api/config', as(world.admin))).body.features.enable_web_search).toBe(false);
+      const reset = await world.api.post('/api/v1/retrieval/config/update', { RAG_TEMPLATE: before.body.RAG_TEMPLATE, web: before.body.web }, as(world.admin));
+      expect(reset.body.web).toEqual(before.body.web);
+    });
+
     it('refuses null where a list is required (422) and bad values (4xx), changing nothing', async () => {
       for (const field of ['ALLOWED_FILE_EXTENSIONS', 'YOUTUBE_LOADER_LANGUAGE', 'CONTENT_EXTRACTION_SUPPORTED_MEDIA_MIME_TYPES']) {
         const res = await world.api.post('/api/v1/retrieval/config/update', { TOP_K: 9, [field]: null }, as(world.admin));

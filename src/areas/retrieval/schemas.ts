@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { JsonObject, Maybe, Open } from '../../core/http/schema.js';
+import { webConfigForm } from '../../core/web/config.js';
 
 const fields = <T extends TSchema>(names: readonly string[], schema: T) => Object.fromEntries(names.map((name) => [name, schema]));
 
@@ -27,8 +28,8 @@ export const LIST_FIELDS = ['ALLOWED_FILE_EXTENSIONS', 'YOUTUBE_LOADER_LANGUAGE'
 
 /**
  * The reference's ConfigForm with the 0.11.0 fields: every field optional, null (or absent)
- * leaving the setting unchanged, except the lists. RAG_TEMPLATE is the template's and `web`
- * web search's: other keys are ignored, as pydantic ignores them.
+ * leaving the setting unchanged, except the lists; `web` is web search's part
+ * (core/web/config.ts). Other keys are ignored, as pydantic ignores them.
  */
 export const RetrievalConfigForm = Open({
   ...fields(STRING_FIELDS, Maybe(Type.String())),
@@ -39,6 +40,8 @@ export const RetrievalConfigForm = Open({
   ...fields(LIMIT_FIELDS, Maybe(Type.Union([Type.Integer(), Type.String()]))),
   ...fields(LIST_FIELDS, Type.Optional(Type.Array(Type.String({ maxLength: 255 }), { maxItems: 1000 }))),
   MINERU_FILE_EXTENSIONS: Maybe(Type.Array(Type.String(), { maxItems: 1000 })),
+  RAG_TEMPLATE: Maybe(Type.String()),
+  web: Maybe(webConfigForm),
 });
 export type RetrievalConfigForm = Record<string, unknown>;
 

@@ -3,6 +3,8 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/http/errors.js';
 import type { RetrievalDocument, RetrievedChunk } from '../../core/retrieval/retrieval.js';
+import { RAG_TEMPLATE } from '../../core/retrieval/template.js';
+import { type WebConfigForm, readWebConfig, webConfigUpdates } from '../../core/web/config.js';
 import type { RetrievalService, SearchOptions } from '../../core/retrieval/service.js';
 import {
   CHUNK_OVERLAP,
@@ -51,8 +53,9 @@ export interface KnowledgeCollections {
   deleteAll(user: UserRecord): Promise<void>;
 }
 
-/** Settings the config form shows that other areas own (the upload image size and the drive pickers). */
+/** Settings the config form shows that other modules own (the chat's template, the upload image size and the drive pickers). */
 const SHOWN_SETTINGS = {
+  RAG_TEMPLATE,
   FILE_IMAGE_COMPRESSION_WIDTH: IMAGE_COMPRESSION_WIDTH,
   FILE_IMAGE_COMPRESSION_HEIGHT: IMAGE_COMPRESSION_HEIGHT,
   ENABLE_GOOGLE_DRIVE_INTEGRATION: GOOGLE_DRIVE,
@@ -126,6 +129,7 @@ export class CollectionsService {
       ...Object.fromEntries(Object.entries(CONFIG_SETTINGS).map(([field, definition]) => [field, settings.get<unknown>(definition.key)])),
       RAG_EMBEDDING_ENGINE: settings.get(RAG_EMBEDDING_ENGINE),
       RAG_EMBEDDING_MODEL: settings.get(RAG_EMBEDDING_MODEL),
+      web: readWebConfig(settings),
     };
   }
 
@@ -142,6 +146,7 @@ export class CollectionsService {
       if (field === 'RAG_TOKENIZER_MODEL' && typeof value === 'string') value = value.trim();
       updates[definition.key] = value;
     }
+    if (form.web) Object.assign(updates, webConfigUpdates(form.web as WebConfigForm));
     const problems = await this.core.settings.validate(updates);
     if (problems.length > 0) throw badRequest(problems.join('; '));
     await this.core.settings.set(updates, this.core.clock.now());

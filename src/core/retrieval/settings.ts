@@ -1,4 +1,5 @@
 import { checks, defineSetting, parsers, type SettingDefinition } from '../../config/settings.js';
+import * as engines from './extraction-settings.js';
 
 /**
  * Every persistent setting of retrieval (the reference's config.py `rag.*` keys and their
@@ -115,10 +116,10 @@ export const YOUTUBE_LOADER_LANGUAGE = list('rag.youtube_loader_language', 'YOUT
 export const CONTENT_EXTRACTION_SUPPORTED_MEDIA_MIME_TYPES = list('rag.content_extraction_supported_media_mime_types', 'CONTENT_EXTRACTION_SUPPORTED_MEDIA_MIME_TYPES');
 export const YOUTUBE_LOADER_PROXY_URL = text('rag.youtube_loader_proxy_url', 'YOUTUBE_LOADER_PROXY_URL');
 
-// Content extraction engines (reported and stored; see above).
+// Content extraction engines: the ones Parley calls are extraction-settings.ts's; the others are reported and stored.
 const extraction = {
-  CONTENT_EXTRACTION_ENGINE: text('rag.content_extraction_engine', 'CONTENT_EXTRACTION_ENGINE'),
-  PDF_EXTRACT_IMAGES: flag('rag.pdf_extract_images', 'PDF_EXTRACT_IMAGES', false),
+  CONTENT_EXTRACTION_ENGINE: engines.CONTENT_EXTRACTION_ENGINE,
+  PDF_EXTRACT_IMAGES: engines.PDF_EXTRACT_IMAGES,
   PDF_LOADER_MODE: text('rag.pdf_loader_mode', 'PDF_LOADER_MODE', 'page'),
   DATALAB_MARKER_API_KEY: text('rag.datalab_marker_api_key', 'DATALAB_MARKER_API_KEY'),
   DATALAB_MARKER_API_BASE_URL: text('rag.datalab_marker_api_base_url', 'DATALAB_MARKER_API_BASE_URL'),
@@ -131,19 +132,19 @@ const extraction = {
   DATALAB_MARKER_FORMAT_LINES: flag('rag.datalab_marker_format_lines', 'DATALAB_MARKER_FORMAT_LINES', false),
   DATALAB_MARKER_USE_LLM: flag('rag.datalab_marker_use_llm', 'DATALAB_MARKER_USE_LLM', false),
   DATALAB_MARKER_OUTPUT_FORMAT: text('rag.datalab_marker_output_format', 'DATALAB_MARKER_OUTPUT_FORMAT', 'markdown'),
-  EXTERNAL_DOCUMENT_LOADER_URL: text('rag.external_document_loader_url', 'EXTERNAL_DOCUMENT_LOADER_URL'),
-  EXTERNAL_DOCUMENT_LOADER_API_KEY: text('rag.external_document_loader_api_key', 'EXTERNAL_DOCUMENT_LOADER_API_KEY'),
-  EXTERNAL_DOCUMENT_LOADER_HEADERS: object('rag.external_document_loader_headers', 'EXTERNAL_DOCUMENT_LOADER_HEADERS'),
-  TIKA_SERVER_URL: text('rag.tika_server_url', 'TIKA_SERVER_URL', 'http://tika:9998'),
-  DOCLING_SERVER_URL: text('rag.docling_server_url', 'DOCLING_SERVER_URL', 'http://docling:5001'),
-  DOCLING_API_KEY: text('rag.docling_api_key', 'DOCLING_API_KEY'),
-  DOCLING_PARAMS: object('rag.docling_params', 'DOCLING_PARAMS'),
-  DOCUMENT_INTELLIGENCE_ENDPOINT: text('rag.document_intelligence_endpoint', 'DOCUMENT_INTELLIGENCE_ENDPOINT'),
-  DOCUMENT_INTELLIGENCE_KEY: text('rag.document_intelligence_key', 'DOCUMENT_INTELLIGENCE_KEY'),
-  DOCUMENT_INTELLIGENCE_MODEL: text('rag.document_intelligence_model', 'DOCUMENT_INTELLIGENCE_MODEL', 'prebuilt-layout'),
-  MISTRAL_OCR_API_BASE_URL: text('rag.mistral_ocr_api_base_url', 'MISTRAL_OCR_API_BASE_URL', 'https://api.mistral.ai/v1'),
-  MISTRAL_OCR_API_KEY: text('rag.mistral_ocr_api_key', 'MISTRAL_OCR_API_KEY'),
-  MISTRAL_OCR_USE_BASE64: flag('rag.mistral_ocr_use_base64', 'MISTRAL_OCR_USE_BASE64', false),
+  EXTERNAL_DOCUMENT_LOADER_URL: engines.EXTERNAL_DOCUMENT_LOADER_URL,
+  EXTERNAL_DOCUMENT_LOADER_API_KEY: engines.EXTERNAL_DOCUMENT_LOADER_API_KEY,
+  EXTERNAL_DOCUMENT_LOADER_HEADERS: engines.EXTERNAL_DOCUMENT_LOADER_HEADERS,
+  TIKA_SERVER_URL: engines.TIKA_SERVER_URL,
+  DOCLING_SERVER_URL: engines.DOCLING_SERVER_URL,
+  DOCLING_API_KEY: engines.DOCLING_API_KEY,
+  DOCLING_PARAMS: engines.DOCLING_PARAMS,
+  DOCUMENT_INTELLIGENCE_ENDPOINT: engines.DOCUMENT_INTELLIGENCE_ENDPOINT,
+  DOCUMENT_INTELLIGENCE_KEY: engines.DOCUMENT_INTELLIGENCE_KEY,
+  DOCUMENT_INTELLIGENCE_MODEL: engines.DOCUMENT_INTELLIGENCE_MODEL,
+  MISTRAL_OCR_API_BASE_URL: engines.MISTRAL_OCR_API_BASE_URL,
+  MISTRAL_OCR_API_KEY: engines.MISTRAL_OCR_API_KEY,
+  MISTRAL_OCR_USE_BASE64: engines.MISTRAL_OCR_USE_BASE64,
   PADDLEOCR_VL_BASE_URL: text('rag.paddleocr_vl_base_url', 'PADDLEOCR_VL_BASE_URL', 'http://localhost:8080'),
   PADDLEOCR_VL_TOKEN: text('rag.paddleocr_vl_token', 'PADDLEOCR_VL_TOKEN'),
   MINERU_API_MODE: text('rag.mineru_api_mode', 'MINERU_API_MODE', 'local'),
