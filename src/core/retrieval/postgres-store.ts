@@ -9,8 +9,8 @@ const ROWS_PER_INSERT = 1000;
 
 /**
  * The chunk store in PostgreSQL (tables of migration 0010). Lexical search ranks the generated
- * `tsvector` ('simple' configuration: lower-cased words, no stemming, as FTS5's unicode61) with
- * ts_rank. Vector search uses pgvector when `CREATE EXTENSION vector` succeeds at start-up (an
+ * `tsvector` ('english' configuration: lower-cased, stemmed words, as FTS5's porter tokenizer on
+ * SQLite) with ts_rank. Vector search uses pgvector when `CREATE EXTENSION vector` succeeds at start-up (an
  * HNSW cosine index per vector space, on `embedding::vector(n)`); otherwise the collection's
  * vectors of the space are read and scored here, which is exact and fine for the
  * collection sizes of a chat's files and knowledge bases.
@@ -92,7 +92,7 @@ export class PostgresChunkStore implements ChunkStore {
     const tsquery = words.map((word) => `'${word}'`).join(' | ');
     const rows = await sql<RawChunk & { score: number }>`
       SELECT id, collection, text, metadata, ts_rank(fts, q) AS score
-      FROM retrieval_chunk, to_tsquery('simple', ${tsquery}) q
+      FROM retrieval_chunk, to_tsquery('english', ${tsquery}) q
       WHERE collection = ${collection} AND fts @@ q
       ORDER BY score DESC, id LIMIT ${k}`.execute(this.db);
     return rows.rows.map((row) => ({ ...toStored(row), score: Number(row.score) }));

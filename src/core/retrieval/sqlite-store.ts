@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS chunk (
 );
 CREATE INDEX IF NOT EXISTS chunk_collection_idx ON chunk (collection, id);
 CREATE INDEX IF NOT EXISTS chunk_file_idx ON chunk (collection, file_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(text, tag, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(text, tag, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_vocab USING fts5vocab(chunk_fts, 'row');
 CREATE TABLE IF NOT EXISTS vector_space (
   id INTEGER PRIMARY KEY,
@@ -189,14 +189,16 @@ export class SqliteChunkStore implements ChunkStore {
   /**
    * The words worth matching: FTS5's BM25 gives a word in more than half of all chunks an IDF of
    * 1e-6, so it changes no ranking, yet matching it means scoring most of the table. Such words
-   * are left out (all of them only when nothing else is left: then the rarest one is kept).
+   * are left out (all of them only when nothing else is left: then the rarest one is kept). The
+   * vocabulary holds stems (the porter tokenizer), so a word not found as written may still match
+   * through its stem: it is kept.
    */
   private weightedWords(words: string[]): string[] {
     if (words.length === 0) return words;
     const frequency = this.db.prepare('SELECT doc FROM chunk_fts_vocab WHERE term = ?').pluck();
-    const counted = words.map((word) => ({ word, chunks: (frequency.get(word) as number | undefined) ?? 0 })).filter((w) => w.chunks > 0);
+    const counted = words.map((word) => ({ word, chunks: (frequency.get(word) as number | undefined) ?? 0 }));
     const weighted = counted.filter((w) => w.chunks <= this.total / 2).map((w) => w.word);
-    if (weighted.length > 0 || counted.length === 0) return weighted;
+    if (weighted.length > 0) return weighted;
     return [counted.sort((a, b) => a.chunks - b.chunks)[0]!.word];
   }
 

@@ -16,7 +16,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     file_id text,
     text text NOT NULL,
     metadata text NOT NULL,
-    fts tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+    fts tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
   )`.execute(db);
   await sql`CREATE INDEX retrieval_chunk_collection_idx ON retrieval_chunk (collection, id)`.execute(db);
   await sql`CREATE INDEX retrieval_chunk_file_idx ON retrieval_chunk (collection, file_id)`.execute(db);
