@@ -33,6 +33,13 @@ async function recall(api: ApiClient, admin: Account, collection: string, extra:
 describe('retrieval without an embedding engine (lexical)', () => {
   const world = useServer({ admin: 'Lexical Admin' });
 
+  it('finds the one passage of a store that holds only it (every word is then in "over half" the chunks)', async () => {
+    const content = 'Reactor manual. Page two: the launch code is 4217. Never share it.';
+    expect((await world.api.post('/api/v1/retrieval/process/text', { name: 'manual', content, collection_name: 'alone' }, { token: world.admin.token })).status).toBe(200);
+    const found = await ask(world.api, world.admin, 'alone', 'What is the launch code in the manual?');
+    expect(found.documents[0]).toEqual([content]);
+  });
+
   it('says so in the config, and finds every question’s passage in the top 3 by BM25', async () => {
     const config = await world.api.get('/api/v1/retrieval/config', { token: world.admin.token });
     expect(config.body).toMatchObject({ status: true, RAG_EMBEDDING_ENGINE: '', TOP_K: 3 });

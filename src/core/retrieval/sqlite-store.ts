@@ -173,7 +173,15 @@ export class SqliteChunkStore implements ChunkStore {
   }
 
   async lexical(collection: string, query: string, k: number): Promise<FoundChunk[]> {
-    const words = this.weightedWords(queryWords(query));
+    const words = queryWords(query);
+    const weighted = this.weightedWords(words);
+    const found = this.matching(collection, weighted, k);
+    // The words left out may be the only ones a small collection holds (in a store of a few
+    // chunks every word is "in over half"): fewer than k found, all words are matched.
+    return found.length < k && weighted.length < words.length ? this.matching(collection, words, k) : found;
+  }
+
+  private matching(collection: string, words: string[], k: number): FoundChunk[] {
     if (words.length === 0) return [];
     const match = `tag : ${tagOf(collection)} AND text : (${words.map((word) => `"${word}"`).join(' OR ')})`;
     const rows = this.db
