@@ -210,6 +210,21 @@ export class Realtime {
     this.io?.to(room).emit(event, payload);
   }
 
+  /** Puts every socket of these users (on every instance) into a room: a channel they were added to. */
+  joinUsersTo(room: string, userIds: string[]): void {
+    if (this.io && userIds.length > 0) this.io.in(userIds.map((id) => `user:${id}`)).socketsJoin(room);
+  }
+
+  /** Takes every socket of these users (on every instance) out of a room. */
+  removeUsersFrom(room: string, userIds: string[]): void {
+    if (this.io && userIds.length > 0) this.io.in(userIds.map((id) => `user:${id}`)).socketsLeave(room);
+  }
+
+  /** Takes every socket out of a room (a deleted channel). */
+  emptyRoom(room: string): void {
+    this.io?.in(room).socketsLeave(room);
+  }
+
   /** The ids of the sockets in a room, on every instance. */
   async socketsIn(room: string): Promise<string[]> {
     if (!this.io) return [];
