@@ -695,7 +695,7 @@ export class ChannelsService {
     };
     await this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).insertWebhook(webhook);
-      await this.core.events.publish({ event: 'channel.webhook.created', actor: user, subjectId: webhook.id, subjectType: 'channel_webhook', data: { channel_id: channel.id, name: webhook.name } }, trx);
+      await this.core.events.publish({ event: 'channel.webhook.created', actor: user, subjectId: webhook.id, subjectType: 'channel.webhook', data: { channel_id: channel.id, name: webhook.name } }, trx);
     });
     return webhook;
   }
@@ -715,7 +715,7 @@ export class ChannelsService {
     const now = this.stamp();
     await this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).updateWebhook(webhook.id, fields, now);
-      await this.core.events.publish({ event: 'channel.webhook.updated', actor: user, subjectId: webhook.id, subjectType: 'channel_webhook', data: { channel_id: channel.id, name: form.name } }, trx);
+      await this.core.events.publish({ event: 'channel.webhook.updated', actor: user, subjectId: webhook.id, subjectType: 'channel.webhook', data: { channel_id: channel.id, name: form.name } }, trx);
     });
     return { ...webhook, ...fields, updated_at: now };
   }
@@ -726,7 +726,7 @@ export class ChannelsService {
     const webhook = await this.webhookOf(channel, webhookId);
     return this.core.db.transaction().execute(async (trx) => {
       const deleted = await this.store(trx).deleteWebhook(webhook.id);
-      if (deleted) await this.core.events.publish({ event: 'channel.webhook.deleted', actor: user, subjectId: webhook.id, subjectType: 'channel_webhook', data: { channel_id: channel.id } }, trx);
+      if (deleted) await this.core.events.publish({ event: 'channel.webhook.deleted', actor: user, subjectId: webhook.id, subjectType: 'channel.webhook', data: { channel_id: channel.id } }, trx);
       return deleted;
     });
   }
