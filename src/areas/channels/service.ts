@@ -479,7 +479,8 @@ export class ChannelsService {
   /** `GET /{id}/messages`: top-level messages, newest first; reading a standard channel makes the reader a member (read state). */
   async messages(user: UserRecord, id: string, skip: number, limit: number) {
     const channel = await this.readable(user, id);
-    if (!isGroupOrDm(channel)) await this.store().addMembers(channel.id, [user.id], null, this.stamp());
+    // A write only the first time: later reads find the membership.
+    if (!isGroupOrDm(channel) && !(await this.store().member(channel.id, user.id))) await this.store().addMembers(channel.id, [user.id], null, this.stamp());
     const views = await this.messageViews(await this.store().messages(channel.id, skip, limit));
     return views.map((v) => this.slim(v));
   }

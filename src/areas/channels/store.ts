@@ -220,27 +220,28 @@ export class ChannelStore {
 
   /** Adds the users not yet members (joined, active, read up to now); returns the new memberships. */
   async addMembers(channelId: string, userIds: string[], invitedBy: string | null, now: number): Promise<MemberRecord[]> {
-    const existing = new Set((await this.members(channelId)).map((m) => m.user_id));
-    const added = [...new Set(userIds)]
-      .filter((id) => !existing.has(id))
-      .map(
-        (userId): MemberRecord => ({
-          id: randomUUID(),
-          channel_id: channelId,
-          user_id: userId,
-          role: null,
-          status: 'joined',
-          is_active: true,
-          invited_at: invitedBy ? now : null,
-          invited_by: invitedBy,
-          joined_at: now,
-          last_read_at: now,
-          created_at: now,
-          updated_at: now,
-        }),
-      );
-    if (added.length > 0) await this.db.insertInto('channel_member').values(added).execute();
-    return added;
+    const rows = [...new Set(userIds)].map((userId) => ({
+      id: randomUUID(),
+      channel_id: channelId,
+      user_id: userId,
+      role: null,
+      status: 'joined',
+      is_active: true,
+      invited_at: invitedBy ? now : null,
+      invited_by: invitedBy,
+      joined_at: now,
+      last_read_at: now,
+      created_at: now,
+      updated_at: now,
+    }));
+    if (rows.length === 0) return [];
+    const added = await this.db
+      .insertInto('channel_member')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
+      .returningAll()
+      .execute();
+    return added.map(toMember);
   }
 
   async removeMembers(channelId: string, userIds: string[]): Promise<number> {

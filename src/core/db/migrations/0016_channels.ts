@@ -71,9 +71,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  // A channel's page of top-level messages, newest first, and a thread's replies.
-  await db.schema.createIndex('message_channel_created_idx').on('message').columns(['channel_id', 'created_at']).execute();
-  await db.schema.createIndex('message_parent_idx').on('message').columns(['parent_id', 'created_at']).execute();
+  // A channel's page of messages and a thread's replies, newest first: the index gives the order
+  // (`id` breaks ties), so a page reads its rows instead of sorting the whole channel.
+  await db.schema.createIndex('message_channel_created_idx').on('message').columns(['channel_id', 'created_at', 'id']).execute();
+  await db.schema.createIndex('message_parent_idx').on('message').columns(['parent_id', 'created_at', 'id']).execute();
 
   await db.schema
     .createTable('message_reaction')
