@@ -189,7 +189,7 @@ export const MessageListItem = Type.Object({
   reactions: Type.Array(ReactionSchema),
 });
 /** MessageWithReactionsResponse (pinned). */
-export const PinnedMessage = Type.Object({ ...slimFields, reply_to_message: Nullable(MessageSlim), reactions: Type.Array(ReactionSchema) });
+export const PinnedMessage = Type.Object({ ...slimFields, reactions: Type.Array(ReactionSchema) });
 /** MessageResponse (`GET /{id}/messages/{message_id}`): the full data. */
 export const MessageResponse = Type.Object({
   ...messageFields,

@@ -469,7 +469,6 @@ export class ChannelsService {
       await this.store(trx).delete(id);
       await this.core.events.publish({ event: 'channel.deleted', actor: user, subjectId: id, subjectType: 'channel', data: { name: channel.name, type: channel.type } }, trx);
     });
-    this.realtime.emitToRoom(channelRoom(id), 'events:channel', { channel_id: id, data: { type: 'channel:deleted' } });
     this.realtime.emptyRoom(channelRoom(id));
     return true;
   }
@@ -489,7 +488,7 @@ export class ChannelsService {
   async pinned(user: UserRecord, id: string, page: number) {
     const channel = await this.readable(user, id);
     const views = await this.messageViews(await this.store().pinned(channel.id, (Math.max(1, page) - 1) * PINNED_PAGE, PINNED_PAGE), false);
-    return views.map((v) => ({ ...this.slim(v), reply_to_message: null }));
+    return views.map((v) => this.slim(v));
   }
 
   /** `GET /{id}/messages/{message_id}`. */
