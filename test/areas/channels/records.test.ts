@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { uploadFile } from '../../helpers/files.js';
 import { as } from '../../helpers/users.js';
 import { useServer, withWorld } from '../../helpers/world.js';
 
@@ -200,6 +201,24 @@ describe('group and direct-message channels', () => {
     await post(opened.body.id, world.bob, { content: 'ping' });
     expect((await world.api.get(`${base}/`, as(world.carol))).body.map((c: any) => c.id)).toContain(opened.body.id);
     expect((await world.api.get(`${base}/users/no-such-user`, as(world.bob))).status).toBe(400);
+  });
+});
+
+describe('files in messages', () => {
+  it('lets the channel read a file its poster may read, and lends nothing else', async () => {
+    const id = (await world.api.post(`${base}/create`, { type: 'group', name: 'Files', user_ids: [world.bob.id] }, as(world.alice))).body.id;
+    const report = await uploadFile(world.server.url, world.alice, 'report.txt', 'quarterly numbers', 'text/plain', { query: '?process=false' });
+    const secret = await uploadFile(world.server.url, world.carol, 'secret.txt', 'not for bob', 'text/plain', { query: '?process=false' });
+    expect(report.status).toBe(200);
+    expect((await world.api.get(`/api/v1/files/${report.body.id}/content`, as(world.bob))).status).toBe(404);
+    // Alice shares her file; Bob names Carol's file, which he cannot read.
+    await post(id, world.alice, { content: 'see attached', data: { files: [{ type: 'file', id: report.body.id }] } });
+    await post(id, world.bob, { content: 'and this', data: { files: [{ type: 'file', id: secret.body.id }] } });
+    const read = await world.api.get(`/api/v1/files/${report.body.id}/content`, as(world.bob));
+    expect(read.status).toBe(200);
+    expect(read.text).toBe('quarterly numbers');
+    expect((await world.api.get(`/api/v1/files/${secret.body.id}/content`, as(world.alice))).status).toBe(404);
+    expect((await world.api.get(`/api/v1/files/${report.body.id}/content`, as(world.carol))).status).toBe(404);
   });
 });
 
