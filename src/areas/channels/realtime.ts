@@ -6,13 +6,20 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * The channels' client events (socket/main.py): `join-channels {auth: {token}}` puts
- * the socket into the room of every channel its user may read; `events:channel`
+ * The channels' client events (socket/main.py): a socket signed in (handshake or
+ * `user-join`) and `join-channels {auth: {token}}` put the socket into the room of
+ * every channel its user may read; `events:channel`
  * from a socket in the channel's room relays `typing` to the room and stores
  * `last_read_at`. Both acknowledge with nothing, as the reference.
  */
 export function connectChannelSockets(deps: { realtime: Realtime; channels: ChannelsService; users: UsersService }): void {
   const { realtime, channels, users } = deps;
+
+  // As the reference's connect and user-join handlers: a socket signed in is in its channels' rooms at once.
+  realtime.onUserJoin(async (client) => {
+    const user = client.user ? await users.byId(client.user.id) : null;
+    if (user) for (const room of await channels.roomsOf(user)) client.join(room);
+  });
 
   realtime.on('join-channels', async (client, data) => {
     const user = await realtime.userOfToken(isObject(data.auth) ? data.auth.token : undefined);

@@ -20,18 +20,18 @@ interface ChannelEvent {
 
 class Member {
   readonly received: ChannelEvent[] = [];
-  private constructor(readonly socket: Socket) {
+  constructor(readonly socket: Socket) {
     socket.on('events:channel', (payload: ChannelEvent) => this.received.push(payload));
   }
 
-  static async open(url: string, account: Account): Promise<Member> {
+  static async open(url: string, account: Account, joinChannels = true): Promise<Member> {
     const socket = io(url, { path: '/ws/socket.io', transports: ['websocket'], auth: { token: account.token }, reconnection: false, forceNew: true });
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', () => resolve());
       socket.once('connect_error', reject);
     });
     const member = new Member(socket);
-    expect(await socket.timeout(5000).emitWithAck('join-channels', { auth: { token: account.token } })).toBeNull();
+    if (joinChannels) expect(await socket.timeout(5000).emitWithAck('join-channels', { auth: { token: account.token } })).toBeNull();
     return member;
   }
 
@@ -104,6 +104,20 @@ describe('channel events', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(eve.received).toEqual([]);
     expect(alice.received.some((e) => e.data.type === 'typing')).toBe(false);
+  });
+
+  it('puts a signed-in socket into its channels without join-channels (handshake and user-join)', async () => {
+    const channelId = await groupOf(world, world.alice, [world.bob]);
+    const handshake = await Member.open(world.server.url, world.bob, false);
+    opened.push(handshake);
+    const anonymous = io(world.server.url, { path: '/ws/socket.io', transports: ['websocket'], reconnection: false, forceNew: true });
+    const later = new Member(anonymous);
+    opened.push(later);
+    await new Promise<void>((resolve) => anonymous.once('connect', () => resolve()));
+    expect(await anonymous.timeout(5000).emitWithAck('user-join', { auth: { token: world.bob.token } })).toMatchObject({ id: world.bob.id });
+    await new Promise((r) => setTimeout(r, 100));
+    await world.api.post(`${base}/${channelId}/messages/post`, { content: 'no join needed' }, as(world.alice));
+    for (const socket of [handshake, later]) await socket.next((e) => e.data.data?.content === 'no join needed', 'the message');
   });
 
   it('relays typing to the room and stores read receipts', async () => {
