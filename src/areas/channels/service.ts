@@ -516,7 +516,7 @@ export class ChannelsService {
   /** `POST /{id}/messages/post`. */
   async post(user: UserRecord, id: string, form: MessageForm): Promise<MessageView> {
     await this.requireEnabled(user);
-    const { message, channel } = await this.postMessage(user, id, form);
+    const { message, channel } = await this.postMessage(user, id, { ...form, meta: userMeta(form.meta) });
     for (const listener of this.postListeners) listener({ user, channel, message });
     return message;
   }
@@ -582,7 +582,7 @@ export class ChannelsService {
   async updateMessage(user: UserRecord, id: string, messageId: string, form: MessageForm): Promise<MessageRecord> {
     const { channel, message } = await this.editable(user, id, messageId);
     const updated = await this.core.db.transaction().execute(async (trx) => {
-      const fields = { content: form.content, data: { ...message.data, ...form.data }, meta: { ...message.meta, ...form.meta } };
+      const fields = { content: form.content, data: { ...message.data, ...form.data }, meta: { ...message.meta, ...userMeta(form.meta) } };
       const now = this.stamp();
       if (!(await this.store(trx).updateMessage(message.id, fields, now))) throw notFound(ERROR.NOT_FOUND);
       await this.core.events.publish(
@@ -819,6 +819,13 @@ export class ChannelsService {
   async messageRecord(id: string): Promise<MessageRecord | null> {
     return this.store().message(id);
   }
+}
+
+/** A user's `meta` without `webhook`, which would make the message show as a webhook's. */
+function userMeta(meta: Json | null | undefined): Json | null | undefined {
+  if (!meta || !('webhook' in meta)) return meta;
+  const { webhook: _webhook, ...rest } = meta;
+  return rest;
 }
 
 /** ChannelMemberModel: the stored membership with the reference's fields Parley does not keep. */

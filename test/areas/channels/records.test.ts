@@ -235,6 +235,11 @@ describe('incoming webhooks', () => {
     expect(posted.body).toMatchObject({ success: true });
     const messages = (await world.api.get(`${base}/${channel.id}/messages`, as(world.alice))).body;
     expect(messages[0]).toMatchObject({ content: 'build passed', user: { id: webhook.id, name: 'CI', role: 'webhook' } });
+    // A user cannot pass a message off as the webhook's.
+    await world.api.post(`${base}/${channel.id}/messages/post`, { content: 'fake', meta: { webhook: { id: webhook.id } } }, as(world.admin));
+    const faked = (await world.api.get(`${base}/${channel.id}/messages`, as(world.alice))).body[0];
+    expect(faked).toMatchObject({ content: 'fake', user: { id: world.admin.id, role: 'admin' } });
+    expect(faked.meta).toEqual({});
     expect(world.takeEvents().find((e) => e.event === 'message.created')).toMatchObject({ source: 'channel_webhook', actor: { type: 'webhook' } });
 
     expect((await world.api.post(`${base}/webhooks/${webhook.id}/wrong-token`, { content: 'x' })).status).toBe(401);
@@ -243,7 +248,7 @@ describe('incoming webhooks', () => {
     expect((await world.api.get(`${base}/${channel.id}/webhooks`, as(world.admin))).body[0].last_used_at).toBeGreaterThan(0);
     expect((await world.api.delete(`${base}/${channel.id}/webhooks/${webhook.id}/delete`, as(world.admin))).body).toBe(true);
     expect((await world.api.post(`${base}/webhooks/${webhook.id}/${webhook.token}`, { content: 'again' })).status).toBe(401);
-    expect((await world.api.get(`${base}/${channel.id}/messages`, as(world.alice))).body[0].user).toMatchObject({ name: 'Deleted Webhook', role: 'webhook' });
+    expect((await world.api.get(`${base}/${channel.id}/messages`, as(world.alice))).body[1].user).toMatchObject({ name: 'Deleted Webhook', role: 'webhook' });
     expect((await world.api.get(`${base}/webhooks/${webhook.id}/profile/image`, as(world.alice))).status).toBe(200);
   });
 });
