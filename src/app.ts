@@ -77,6 +77,10 @@ import { defineCompatApi } from './core/python/compat-api.js';
 import { readWebOptions } from './areas/web/options.js';
 import { webArea } from './areas/web/routes.js';
 import { WebService } from './areas/web/service.js';
+import { channelsArea } from './areas/channels/routes.js';
+import { ChannelsService } from './areas/channels/service.js';
+import { ChannelModelReplies } from './areas/channels/replies.js';
+import { connectChannelSockets } from './areas/channels/realtime.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -106,6 +110,7 @@ export interface Services {
   retrieval: RetrievalService;
   collections: CollectionsService;
   web: WebService;
+  channels: ChannelsService;
 }
 
 export interface Parley {
@@ -212,7 +217,11 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };
+  const channels = new ChannelsService(core, access, users, groups, files, realtime);
+  files.connectChannels(channels);
+  connectChannelSockets({ realtime, channels, users });
+  const channelReplies = new ChannelModelReplies(core, channels, models, completions);
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -280,6 +289,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     runningTasksArea,
     tasksArea,
     webArea,
+    channelsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
@@ -293,6 +303,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     async close() {
       // Running answers are stopped (and saved) while their sockets and database are still there.
       await registry.close();
+      await channelReplies.close();
       await realtime.close();
       await noteCollaboration.close();
       await app.close();

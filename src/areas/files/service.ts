@@ -104,11 +104,17 @@ function storedName(id: string, name: string): string {
   return /^[a-z0-9]{1,16}$/.test(extension) ? `${id}.${extension}` : id;
 }
 
+/** What the files area asks of channels (wired in app.ts): whether the user reads a channel the file was posted in. */
+export interface ChannelFileReach {
+  grantsFileRead(user: UserRecord, fileId: string): Promise<boolean>;
+}
+
 /**
  * Files: stored bytes (DATA_DIR/uploads, behind core/storage) and their
  * records. A file is readable by its owner, admins, holders of a read grant
  * on it, readers of a workspace model that attaches it, readers of a knowledge
- * base holding it and those who may open a shared chat showing it; changing it
+ * base holding it, those who may open a shared chat showing it and readers of a
+ * channel it was posted in; changing it
  * takes ownership, admin, a write grant, or write on a model or knowledge base of
  * the file's owner that holds it. Uploads queue content extraction (processing.ts).
  * The plugin compatibility layer (`open_webui.models.files`,
@@ -124,6 +130,7 @@ export class FilesService {
   private readonly local: LocalStorage;
   readonly processing: FileProcessing;
   private knowledge: KnowledgeFileReach | null = null;
+  private channels: ChannelFileReach | null = null;
 
   constructor(
     private readonly core: Core,
@@ -142,6 +149,11 @@ export class FilesService {
   /** Knowledge bases, built after this service (app.ts). */
   connect(knowledge: KnowledgeFileReach): void {
     this.knowledge = knowledge;
+  }
+
+  /** Channels, built after this service (app.ts): a file posted in a channel is readable by its readers. */
+  connectChannels(channels: ChannelFileReach): void {
+    this.channels = channels;
   }
 
   /**
@@ -167,7 +179,8 @@ export class FilesService {
       (await this.access.hasAccess(user, RESOURCE_TYPES.file, file.id, 'read', file.user_id)) ||
       (await this.models.attachingFile(user, file.id, 'read')).length > 0 ||
       (await this.chats.sharedChatShowsFile(user, file.id)) ||
-      ((await this.knowledge?.reaching(user, file.id, 'read')) ?? []).length > 0
+      ((await this.knowledge?.reaching(user, file.id, 'read')) ?? []).length > 0 ||
+      ((await this.channels?.grantsFileRead(user, file.id)) ?? false)
     );
   }
 

@@ -98,6 +98,11 @@ export class GroupsService {
   }
 
   /** Which of `ids` name existing groups. */
+  /** The ids of a group's members. */
+  async memberIds(groupId: string, db?: Db): Promise<string[]> {
+    return this.store(db).memberIds(groupId);
+  }
+
   async existingIds(ids: string[], db?: Db): Promise<string[]> {
     return this.store(db).existingIds([...new Set(ids)]);
   }

@@ -76,7 +76,6 @@ export interface SystemServices {
  */
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
-  'enable_channels', // /api/v1/channels
   'enable_calendar', // /api/v1/calendar
   'enable_automations', // /api/v1/automations
   'enable_code_interpreter', // the pipeline's code interpreter

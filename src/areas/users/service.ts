@@ -296,6 +296,11 @@ export class UsersService {
     return sessions;
   }
 
+  /** What an image route answers for a stored image URL (another area's profile images: channel webhooks). */
+  resolveImage(url: string | null): ProfileImage {
+    return resolveProfileImage(url, this.imagePolicy);
+  }
+
   async profileImage(id: string): Promise<ProfileImage> {
     const user = await this.existing(id);
     return resolveProfileImage(user.profile_image_url, this.imagePolicy);

@@ -294,6 +294,80 @@ export interface NoteDocumentUpdateTable {
   created_at: number;
 }
 
+export interface ChannelTable {
+  id: string;
+  user_id: string;
+  type: string | null;
+  name: string;
+  description: string | null;
+  is_private: ColumnType<boolean | number | null, boolean | null, boolean | null>;
+  data: JsonText;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+  updated_by: string | null;
+}
+
+export interface ChannelMemberTable {
+  id: string;
+  channel_id: string;
+  user_id: string;
+  role: string | null;
+  status: string | null;
+  is_active: Flag;
+  invited_at: number | null;
+  invited_by: string | null;
+  joined_at: number | null;
+  last_read_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ChannelWebhookTable {
+  id: string;
+  channel_id: string;
+  user_id: string;
+  name: string;
+  profile_image_url: string | null;
+  token: string;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ChannelFileTable {
+  id: string;
+  channel_id: string;
+  message_id: string | null;
+  file_id: string;
+  user_id: string;
+  created_at: number;
+}
+
+export interface MessageTable {
+  id: string;
+  user_id: string;
+  channel_id: string;
+  reply_to_id: string | null;
+  parent_id: string | null;
+  is_pinned: Flag;
+  pinned_at: number | null;
+  pinned_by: string | null;
+  content: string;
+  data: JsonText;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MessageReactionTable {
+  id: string;
+  message_id: string;
+  user_id: string;
+  name: string;
+  created_at: number;
+}
+
 export interface MemoryTable {
   id: string;
   user_id: string;
@@ -411,6 +485,12 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  channel: ChannelTable;
+  channel_member: ChannelMemberTable;
+  channel_webhook: ChannelWebhookTable;
+  channel_file: ChannelFileTable;
+  message: MessageTable;
+  message_reaction: MessageReactionTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -433,3 +513,7 @@ export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
 export type NoteRow = Selectable<NoteTable>;
 export type MemoryRow = Selectable<MemoryTable>;
+export type ChannelRow = Selectable<ChannelTable>;
+export type ChannelMemberRow = Selectable<ChannelMemberTable>;
+export type ChannelWebhookRow = Selectable<ChannelWebhookTable>;
+export type MessageRow = Selectable<MessageTable>;

@@ -57,6 +57,7 @@ export class Realtime {
   private redis: { pub: Redis; sub: Redis } | null = null;
   private readonly handlers = new Map<string, ClientEventHandler>();
   private readonly disconnectHandlers: ((client: RealtimeClient) => void)[] = [];
+  private readonly userJoinHandlers: ((client: RealtimeClient) => Promise<void>)[] = [];
   /** Model id → socket id → last `usage` report (ms): the models this instance's clients are waiting on. */
   private readonly usage = new Map<string, Map<string, number>>();
 
@@ -77,6 +78,22 @@ export class Realtime {
   /** Registers what a client event does (areas add theirs: `events:chat`, ...). The handler's result is the ack. */
   on(event: string, handler: ClientEventHandler): void {
     this.handlers.set(event, handler);
+  }
+
+  /** Registers what happens when a socket is signed in (handshake token or `user-join`): areas join it to their rooms. */
+  onUserJoin(handler: (client: RealtimeClient) => Promise<void>): void {
+    this.userJoinHandlers.push(handler);
+  }
+
+  private async userJoined(socket: Socket): Promise<void> {
+    const client = this.client(socket);
+    for (const handler of this.userJoinHandlers) {
+      try {
+        await handler(client);
+      } catch (error) {
+        this.deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'Socket user-join handler failed');
+      }
+    }
   }
 
   /** Registers what happens when a socket goes away (its rooms are still listed on the client). */
@@ -142,7 +159,10 @@ export class Realtime {
 
   private connected(socket: Socket): void {
     const user = socket.data.user as RealtimeUser | undefined;
-    if (user) void socket.join(`user:${user.id}`);
+    if (user) {
+      void socket.join(`user:${user.id}`);
+      void this.userJoined(socket);
+    }
     socket.onAny((event: string, ...args: unknown[]) => {
       const ack = typeof args.at(-1) === 'function' ? (args.pop() as (value: unknown) => void) : null;
       const data = isObject(args[0]) ? args[0] : {};
@@ -173,6 +193,7 @@ export class Realtime {
         if (!user) return null;
         socket.data.user = this.socketUser(user);
         await socket.join(`user:${user.id}`);
+        await this.userJoined(socket);
         return { id: user.id, name: user.name };
       }
       case 'heartbeat': {
@@ -208,6 +229,21 @@ export class Realtime {
 
   emitToRoom(room: string, event: string, payload: unknown): void {
     this.io?.to(room).emit(event, payload);
+  }
+
+  /** Puts every socket of these users (on every instance) into a room: a channel they were added to. */
+  joinUsersTo(room: string, userIds: string[]): void {
+    if (this.io && userIds.length > 0) this.io.in(userIds.map((id) => `user:${id}`)).socketsJoin(room);
+  }
+
+  /** Takes every socket of these users (on every instance) out of a room. */
+  removeUsersFrom(room: string, userIds: string[]): void {
+    if (this.io && userIds.length > 0) this.io.in(userIds.map((id) => `user:${id}`)).socketsLeave(room);
+  }
+
+  /** Takes every socket out of a room (a deleted channel). */
+  emptyRoom(room: string): void {
+    this.io?.in(room).socketsLeave(room);
   }
 
   /** The ids of the sockets in a room, on every instance. */
