@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { SettingsStore } from '../../config/settings.js';
+import type { UserRecord } from '../../core/auth/user.js';
+import { runOnJupyter } from '../../core/jupyter/client.js';
+import { type Json, isObject } from '../chats/history.js';
+
+/**
+ * `features.code_interpreter` (middleware.py, config.py): the model is told to
+ * write Python in `<code_interpreter type="code" lang="python">` blocks; each
+ * block it closes is run by the configured engine (CODE_INTERPRETER_ENGINE)
+ * and the model asked again with the code and its output (generation.ts).
+ *
+ * - `pyodide`: the browser runs it: an `execute:python` call to the chat's tab
+ *   (`__event_call__`), answered with `{stdout, stderr, result}`.
+ * - `jupyter`: a Jupyter server (CODE_INTERPRETER_JUPYTER_URL, _AUTH, _TIMEOUT).
+ */
+export interface CodeInterpreter {
+  run(code: string): Promise<unknown>;
+}
+
+/** The reference's DEFAULT_CODE_INTERPRETER_PROMPT. */
+export const DEFAULT_CODE_INTERPRETER_PROMPT = `
+#### Code Interpreter
+
+You have access to a Python code interpreter via: \`<code_interpreter type="code" lang="python"></code_interpreter>\`
+
+- The Python shell runs directly in the user's browser for fast execution of analysis, calculations, or problem-solving. Use it in this response.
+- You can use a wide array of libraries for data manipulation, visualization, API calls, or any computational task. Think outside the box and harness Python's full potential.
+- **You must enclose your code within \`<code_interpreter type="code" lang="python">\` XML tags** and stop right away. If you don't, the code won't execute.
+- Do NOT use triple backticks (\`\`\`py ... \`\`\`) inside the XML tags — that is markdown formatting, not executable Python code.
+- **Always print meaningful outputs** (results, tables, summaries, visuals). Avoid implicit outputs; use explicit print statements.
+- After obtaining output, **provide a concise analysis, interpretation, or next steps** to help the user understand the findings.
+- If results are unclear or unexpected, refine the code and re-execute. Iterate until you deliver meaningful insights.
+- **If a link to an image, audio, or any file appears in the output, display it exactly as-is** in your response so the user can access it. Do not modify the link.
+- Respond in the chat's primary language. Default to English if multilingual.
+
+Ensure the code interpreter is effectively utilized to achieve the highest-quality analysis for the user.`;
+
+/** The reference's CODE_INTERPRETER_PYODIDE_PROMPT, added for the browser engine. */
+export const PYODIDE_PROMPT = `
+
+##### Pyodide Environment
+
+- This Python environment runs via Pyodide in the browser. **Do not install packages** — \`pip install\`, \`subprocess\`, and \`micropip.install()\` are not available.
+- If a required library is unavailable, use an alternative approach with available modules. Do not attempt to install anything.
+
+##### Persistent File System
+
+- User-uploaded files are available at \`/mnt/uploads/\`. When the user asks you to work with their files, read from this directory.
+- You can also write output files to \`/mnt/uploads/\` so the user can access and download them from the file browser.
+- The file system persists across code executions within the same session.
+- Use \`import os; os.listdir('/mnt/uploads')\` to discover available files.`;
+
+export interface CodeInterpreterRequest {
+  user: UserRecord;
+  form: Json;
+  model: Json;
+  /** The user's `features.code_interpreter` permission (admins: always). */
+  permitted: (user: UserRecord) => Promise<boolean>;
+  /** A call to the chat's browser tab (web mode only). */
+  eventCall: ((event: unknown) => Promise<unknown>) | null;
+  sessionId: string | null;
+  signal: AbortSignal;
+}
+
+/**
+ * The interpreter for this answer and the prompt that goes with it, or null: the
+ * request must ask for it, and the setting, the model (capability and builtin
+ * tools) and the user's permission allow it, as the reference's five gates.
+ */
+export async function codeInterpreterFor(settings: SettingsStore, request: CodeInterpreterRequest): Promise<{ interpreter: CodeInterpreter; prompt: string } | null> {
+  const { form, model } = request;
+  if (!isObject(form.features) || !form.features.code_interpreter || !settings.get<boolean>('code_interpreter.enable')) return null;
+  const meta = isObject(model.info) && isObject(model.info.meta) ? model.info.meta : {};
+  if (isObject(meta.capabilities) && meta.capabilities.code_interpreter === false) return null;
+  if (isObject(meta.builtinTools) && meta.builtinTools.code_interpreter === false) return null;
+  if (!(await request.permitted(request.user))) return null;
+  const engine = settings.get<string>('code_interpreter.engine') || 'pyodide';
+  const template = settings.get<string | null>('code_interpreter.prompt_template');
+  const prompt = (template || DEFAULT_CODE_INTERPRETER_PROMPT) + (engine === 'jupyter' ? '' : PYODIDE_PROMPT);
+  return { interpreter: { run: (code) => runCode(settings, engine, sanitizeCode(code), request) }, prompt };
+}
+
+async function runCode(settings: SettingsStore, engine: string, code: string, request: CodeInterpreterRequest): Promise<unknown> {
+  let output: unknown;
+  if (engine === 'pyodide') {
+    if (!request.eventCall) return { stderr: 'The code interpreter runs in the browser: no browser session is connected.' };
+    const files = Array.isArray(request.form.files) ? request.form.files : [];
+    output = await request.eventCall({ type: 'execute:python', data: { id: randomUUID(), code, session_id: request.sessionId, files } });
+  } else if (engine === 'jupyter') {
+    const url = settings.get<string | null>('code_interpreter.jupyter.url');
+    if (!url) return { stderr: 'The Jupyter code interpreter has no URL configured.' };
+    const auth = settings.get<string | null>('code_interpreter.jupyter.auth');
+    output = await runOnJupyter(code, {
+      url,
+      auth: auth === 'token' || auth === 'password' ? auth : 'none',
+      token: settings.get<string | null>('code_interpreter.jupyter.auth_token') ?? '',
+      password: settings.get<string | null>('code_interpreter.jupyter.auth_password') ?? '',
+      timeoutSeconds: settings.get<number | null>('code_interpreter.jupyter.timeout') ?? 60,
+      signal: request.signal,
+    });
+  } else return { stdout: 'Code interpreter engine not configured.' };
+  // A failed browser call (no tab, timeout) answers `{error}`.
+  if (isObject(output) && output.error) return { stderr: String(output.error) };
+  return output;
+}
+
+/** Terminal colour codes and Markdown fences a model may put around its code (utils/sanitize.py). */
+export function sanitizeCode(code: string): string {
+  return code
+    .replace(/\x1b\[[0-9;]*[A-Za-z]|\x1b\([AB]|\x1b[PX^_].*?\x1b\\|\x1b\].*?(?:\x07|\x1b\\)/g, '')
+    .trim()
+    .replace(/^```\w*\n?/, '')
+    .replace(/\n?```\s*$/, '')
+    .trim();
+}
+
+/** The prompt as the reference adds it (add_or_update_user_message): after the text of a last user message, else as one. */
+export function withCodeInterpreterPrompt<M extends Json>(messages: M[], prompt: string): M[] {
+  const last = messages.at(-1);
+  if (last?.role !== 'user') return [...messages, { role: 'user', content: prompt } as unknown as M];
+  let content: unknown = last.content;
+  if (typeof content === 'string') content = `${content}\n${prompt}`;
+  else if (Array.isArray(content)) {
+    const at = content.findIndex((p) => isObject(p) && p.type === 'text');
+    content = at < 0 ? [...content, { type: 'text', text: prompt }] : content.map((p, i) => (i === at ? { ...p, text: `${String(p.text ?? '')}\n${prompt}` } : p));
+  }
+  return [...messages.slice(0, -1), { ...last, content }];
+}

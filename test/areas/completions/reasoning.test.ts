@@ -1,0 +1,155 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModelReply, defaultScript, fakeModel, isTaskPrompt } from '../../helpers/fake-model.js';
+import { type TestJupyter, startJupyter } from '../../helpers/jupyter.js';
+import { useServer } from '../../helpers/world.js';
+import { type Browser, openBrowser, webRequest } from './setup.js';
+
+/**
+ * Reasoning kept out of the answer (reasoning.ts) and the code interpreter
+ * (code-interpreter.ts): tags split across stream chunks, upstream reasoning
+ * deltas, the browser engine's `execute:python` call and a real Jupyter server.
+ */
+describe('reasoning and the code interpreter', () => {
+  const world = useServer({ fakes: fakeModel(), admin: 'Reasoning Admin' });
+  let browser: Browser;
+  let reply: (body: any) => ModelReply;
+
+  beforeAll(async () => {
+    world.model.script = (body) => (isTaskPrompt(body) ? defaultScript(body) : reply(body));
+    browser = await openBrowser(world.server.url, world.admin.token);
+  });
+  afterAll(() => browser?.close());
+
+  /** Sends a message in web mode; answers the final output, every streamed output, and the stored answer. */
+  async function chat(content: string, extra: Record<string, unknown> = {}) {
+    const { body, assistantId } = webRequest(browser.socket, { content, extra: { background_tasks: {}, ...extra } });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
+    expect(res.status, res.text).toBe(200);
+    const done = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the final answer', 20000);
+    const streamed = browser.received.filter((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.output && !e.data.done).map((e) => e.data.output);
+    const stored = (await world.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
+    return { output: done.data.output as any[], streamed, stored };
+  }
+
+  const texts = (output: any[]) => output.filter((i) => i.type === 'message').map((i) => i.content.map((p: any) => p.text).join(''));
+
+  it('takes <think> split across chunks out of the visible text, with its duration', async () => {
+    reply = () => ({ chunks: ['Hello <th', 'ink>Let me', ' ponder</thi', 'nk>The answer', ' is 4.'], delayMs: 5 });
+    const { output, streamed, stored } = await chat('what is 2+2?');
+    expect(output.map((i) => i.type)).toEqual(['message', 'reasoning', 'message']);
+    expect(texts(output)).toEqual(['Hello ', 'The answer is 4.']);
+    expect(output[1]).toMatchObject({ status: 'completed', start_tag: '<think>', end_tag: '</think>', content: [{ type: 'output_text', text: 'Let me ponder' }] });
+    expect(typeof output[1].duration).toBe('number');
+    expect(output[1].ended_at).toBeGreaterThanOrEqual(output[1].started_at);
+    // No streamed state ever showed a piece of a tag or of the reasoning as answer text.
+    for (const state of streamed) for (const text of texts(state)) expect(text).not.toMatch(/<|ponder|Let me/);
+    expect(streamed.some((state) => state.some((i: any) => i.type === 'reasoning' && i.status === 'in_progress'))).toBe(true);
+    expect(stored.output).toEqual(output);
+    expect(stored.content).not.toContain('ponder');
+  }, 30000);
+
+  it('reads the other tag pairs, attributes and solution tags; params.reasoning_tags turns it off', async () => {
+    reply = () => ({ chunks: ['<|begin_of_thought|>plan', ' it<|end_of_', 'thought|><|begin_of_solution|>Solved', '<|end_of_solution|>'] });
+    let { output } = await chat('solve');
+    expect(output.map((i) => i.type)).toEqual(['reasoning', 'message']);
+    expect(output[0].content[0].text).toBe('plan it');
+    expect(texts(output)).toEqual(['Solved']);
+
+    reply = () => ({ chunks: ['<thinking type="deep"', '>deep thought</thinking>', ' Fine <b>bold</b> < 3'] });
+    ({ output } = await chat('attributes'));
+    expect(output[0]).toMatchObject({ type: 'reasoning', start_tag: '<thinking>', attributes: { type: 'deep' }, content: [{ text: 'deep thought' }] });
+    expect(texts(output)).toEqual(['Fine <b>bold</b> < 3']);
+
+    reply = () => ({ chunks: ['<think>shown', '</think> as text'] });
+    ({ output } = await chat('off', { params: { reasoning_tags: false } }));
+    expect(texts(output)).toEqual(['<think>shown</think> as text']);
+
+    reply = () => ({ chunks: ['[[x', ' y]] z'] });
+    ({ output } = await chat('custom', { params: { reasoning_tags: ['[[', ']]'] } }));
+    expect(output[0].content[0].text).toBe('x y');
+    expect(texts(output)).toEqual(['z']);
+  }, 30000);
+
+  it('turns reasoning_content, reasoning and thinking deltas into the reasoning item', async () => {
+    for (const field of ['reasoning_content', 'reasoning', 'thinking']) {
+      reply = () => ({ reasoning: ['First I ', 'think.'], reasoningField: field, text: 'Then I answer.' });
+      const { output, stored } = await chat(`upstream ${field}`);
+      expect(output.map((i) => i.type)).toEqual(['reasoning', 'message']);
+      expect(output[0]).toMatchObject({ status: 'completed', attributes: { type: 'reasoning_content' }, content: [{ text: 'First I think.' }] });
+      expect(typeof output[0].duration).toBe('number');
+      expect(texts(output)).toEqual(['Then I answer.']);
+      expect(stored.output).toEqual(output);
+    }
+    // The reasoning is not sent back to the model next time.
+    const last = world.model.chatRequests().at(-1);
+    expect(JSON.stringify(last.messages)).not.toContain('First I think');
+  }, 30000);
+
+  it('sends API clients reasoning_content deltas, never reasoning as content', async () => {
+    reply = () => ({ chunks: ['<think>hidden ', 'plan</think>Visible.'] });
+    const created = await world.api.post('/api/v1/chats/new', { chat: { title: 'API', history: { messages: {}, currentId: null } } }, { token: world.admin.token });
+    const client = new OpenAI({ apiKey: world.admin.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
+    const answer: any = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'api' }], chat_id: created.body.id, id: 'answer-1' } as never);
+    expect(answer.choices[0].message.content).toBe('Visible.');
+  }, 30000);
+
+  it('runs code blocks in the browser (pyodide) and gives the model the output', async () => {
+    const calls: any[] = [];
+    browser.socket.on('events', (payload: any, ack?: (answer: unknown) => void) => {
+      if (payload.data?.type !== 'execute:python') return;
+      calls.push(payload);
+      ack?.({ stdout: '4\n', stderr: '', result: '' });
+    });
+    reply = (body) => {
+      const last = body.messages.at(-1);
+      if (last.role === 'assistant') return { text: `The output says ${last.content.includes('<code_interpreter_output>\n4') ? 'four' : 'nothing'}.` };
+      return { chunks: ['Let me compute. <code_interpreter type="code" lang="py', 'thon">\nprint(2', '+2)\n</code_inter', 'preter> ignored'] };
+    };
+    const { output, stored } = await chat('compute 2+2', { features: { code_interpreter: true } });
+    expect(calls).toHaveLength(1);
+    expect(calls[0].data.data).toMatchObject({ code: 'print(2+2)', session_id: browser.socket.id });
+    expect(output.map((i) => i.type)).toEqual(['message', 'open_webui:code_interpreter', 'message']);
+    expect(output[1]).toMatchObject({ status: 'completed', lang: 'python', attributes: { type: 'code', lang: 'python' }, code: 'print(2+2)', output: { stdout: '4\n' } });
+    expect(texts(output)).toEqual(['Let me compute. ', 'The output says four.']);
+    expect(stored.output).toEqual(output);
+    const [first, second] = world.model.chatRequests().slice(-2);
+    expect(first.messages.at(-1).content).toContain('You have access to a Python code interpreter');
+    expect(first.messages.at(-1).content).toContain('Pyodide Environment');
+    expect(second.messages.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringContaining('<code_interpreter>\nprint(2+2)\n</code_interpreter>') });
+  }, 30000);
+
+  it('leaves code blocks as text without features.code_interpreter', async () => {
+    reply = () => ({ chunks: ['<code_interpreter type="code">print(1)</code_interpreter>'] });
+    const { output } = await chat('no interpreter');
+    expect(texts(output)).toEqual(['<code_interpreter type="code">print(1)</code_interpreter>']);
+  }, 30000);
+
+  describe('on a Jupyter server', () => {
+    let jupyter: TestJupyter;
+    beforeAll(async () => {
+      jupyter = await startJupyter();
+      const current = await world.api.get('/api/v1/configs/code_execution', { token: world.admin.token });
+      const form = { ...current.body, CODE_INTERPRETER_ENGINE: 'jupyter', CODE_INTERPRETER_JUPYTER_URL: jupyter.url, CODE_INTERPRETER_JUPYTER_AUTH: 'token', CODE_INTERPRETER_JUPYTER_AUTH_TOKEN: jupyter.token };
+      const res = await world.api.post('/api/v1/configs/code_execution', form, { token: world.admin.token });
+      expect(res.status, res.text).toBe(200);
+    }, 120000);
+    afterAll(() => jupyter?.stop());
+
+    it('runs the code in a kernel: printed text, shown values and errors', async () => {
+      reply = (body) => {
+        const last = body.messages.at(-1);
+        if (last.role === 'assistant') return { text: 'Done.' };
+        return { chunks: ['<code_interpreter type="code" lang="python">\nimport sys\nprint(6*7)\nprint("warn", file=sys.stderr)\n"shown"\n</code_interpreter>'] };
+      };
+      const { output } = await chat('run it', { features: { code_interpreter: true } });
+      expect(output[0]).toMatchObject({ type: 'open_webui:code_interpreter', status: 'completed', output: { stdout: '42', stderr: 'warn', result: "'shown'" } });
+      const first = world.model.chatRequests().at(-2);
+      expect(first.messages.at(-1).content).not.toContain('Pyodide Environment');
+
+      reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'Oops.' } : { chunks: ['<code_interpreter type="code">1/0</code_interpreter>'] });
+      const failed = await chat('fail', { features: { code_interpreter: true } });
+      expect(failed.output[0].output.stderr).toContain('ZeroDivisionError');
+    }, 60000);
+  });
+});
