@@ -24,7 +24,7 @@ export async function startJupyter(): Promise<TestJupyter> {
   const env = { ...process.env, HOME: home, JUPYTER_RUNTIME_DIR: path.join(home, 'runtime'), JUPYTER_CONFIG_DIR: path.join(home, 'config'), JUPYTER_DATA_DIR: path.join(home, 'data') };
   const child: ChildProcess = spawn(
     python,
-    ['-m', 'jupyter_server', `--port=${port}`, '--ip=127.0.0.1', '--no-browser', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${home}`, '--ServerApp.port_retries=0'],
+    ['-m', 'jupyter_server', `--port=${port}`, '--ip=127.0.0.1', '--no-browser', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${home}`, '--ServerApp.port_retries=0', '--allow-root'],
     { env, stdio: 'ignore' },
   );
   const url = `http://127.0.0.1:${port}`;
@@ -32,7 +32,7 @@ export async function startJupyter(): Promise<TestJupyter> {
     child.kill();
     rmSync(home, { recursive: true, force: true });
   };
-  for (let attempt = 0; attempt < 300; attempt++) {
+  for (let attempt = 0; attempt < 600; attempt++) {
     if (child.exitCode !== null) break;
     try {
       const res = await fetch(`${url}/api/status?token=${token}`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SettingsStore } from '../../config/settings.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import { runOnJupyter } from '../../core/jupyter/client.js';
+import type { PythonHost } from '../../core/python/host.js';
 import { type Json, isObject } from '../chats/history.js';
 
 /**
@@ -13,6 +14,9 @@ import { type Json, isObject } from '../chats/history.js';
  * - `pyodide`: the browser runs it: an `execute:python` call to the chat's tab
  *   (`__event_call__`), answered with `{stdout, stderr, result}`.
  * - `jupyter`: a Jupyter server (CODE_INTERPRETER_JUPYTER_URL, _AUTH, _TIMEOUT).
+ * - `parley` (Parley's own): the plugin host runs it in a worker of the user's,
+ *   isolated as tools are (sandbox, no DATA_DIR, memory and time limits), without
+ *   access to Parley's API.
  */
 export interface CodeInterpreter {
   run(code: string): Promise<unknown>;
@@ -61,7 +65,41 @@ export interface CodeInterpreterRequest {
   eventCall: ((event: unknown) => Promise<unknown>) | null;
   sessionId: string | null;
   signal: AbortSignal;
+  python: PythonHost;
 }
+
+/**
+ * The `parley` engine's program, run by the plugin host as a tool: the code's
+ * printed text and errors, and the value of a last expression (as a notebook
+ * cell shows it), in the shape of the other engines' results.
+ */
+const PARLEY_RUNNER = `"""
+title: Parley code interpreter
+"""
+import ast
+import contextlib
+import io
+import traceback
+
+
+class Tools:
+    def run(self, code: str) -> dict:
+        """Runs Python code."""
+        stdout, stderr, shown = io.StringIO(), io.StringIO(), ""
+        scope = {"__name__": "__main__"}
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                tree = ast.parse(code, "<code_interpreter>")
+                last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+                exec(compile(tree, "<code_interpreter>", "exec"), scope)
+                if last is not None:
+                    value = eval(compile(ast.Expression(last.value), "<code_interpreter>", "eval"), scope)
+                    if value is not None:
+                        shown = repr(value)
+            except BaseException:
+                traceback.print_exc()
+        return {"stdout": stdout.getvalue().strip(), "stderr": stderr.getvalue().strip(), "result": shown}
+`;
 
 /**
  * The interpreter for this answer and the prompt that goes with it, or null: the
@@ -77,7 +115,7 @@ export async function codeInterpreterFor(settings: SettingsStore, request: CodeI
   if (!(await request.permitted(request.user))) return null;
   const engine = settings.get<string>('code_interpreter.engine') || 'pyodide';
   const template = settings.get<string | null>('code_interpreter.prompt_template');
-  const prompt = (template || DEFAULT_CODE_INTERPRETER_PROMPT) + (engine === 'jupyter' ? '' : PYODIDE_PROMPT);
+  const prompt = (template || DEFAULT_CODE_INTERPRETER_PROMPT) + (engine === 'pyodide' ? PYODIDE_PROMPT : '');
   return { interpreter: { run: (code) => runCode(settings, engine, sanitizeCode(code), request) }, prompt };
 }
 
@@ -99,6 +137,9 @@ async function runCode(settings: SettingsStore, engine: string, code: string, re
       timeoutSeconds: settings.get<number | null>('code_interpreter.jupyter.timeout') ?? 60,
       signal: request.signal,
     });
+  } else if (engine === 'parley') {
+    const answer = await request.python.callTool({ id: 'parley_code_interpreter', content: PARLEY_RUNNER, owner: request.user.id }, 'run', { code });
+    output = answer.value;
   } else return { stdout: 'Code interpreter engine not configured.' };
   // A failed browser call (no tab, timeout) answers `{error}`.
   if (isObject(output) && output.error) return { stderr: String(output.error) };

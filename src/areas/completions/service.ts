@@ -4,6 +4,7 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { ERROR, HttpError, badRequest, notFound } from '../../core/http/errors.js';
 import type { AccessService } from '../../core/access/service.js';
+import type { PythonHost } from '../../core/python/host.js';
 import type { Realtime } from '../../core/realtime/server.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import type { Answer } from '../../core/upstream/service.js';
@@ -114,6 +115,7 @@ export class ChatPipeline {
       tasks: TasksService;
       realtime: Realtime;
       access: AccessService;
+      python: PythonHost;
       memories: MemoryRecall;
       attachments: ChatAttachments;
       web: WebService;
@@ -519,6 +521,7 @@ export class ChatPipeline {
       eventCall: eventCall ?? null,
       sessionId,
       signal: context.signal,
+      python: this.deps.python,
     });
     return {
       user,

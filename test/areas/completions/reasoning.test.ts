@@ -92,7 +92,21 @@ describe('reasoning and the code interpreter', () => {
     const client = new OpenAI({ apiKey: world.admin.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
     const answer: any = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'api' }], chat_id: created.body.id, id: 'answer-1' } as never);
     expect(answer.choices[0].message.content).toBe('Visible.');
-  }, 30000);
+
+    // Streamed through the pipeline (a server-side tool selected): reasoning deltas apart from the content.
+    const tool = 'class Tools:\n    def noop(self) -> str:\n        """Does nothing."""\n        return "ok"\n';
+    expect((await world.api.post('/api/v1/tools/create', { id: 'noop', name: 'noop', content: tool, meta: { description: 'noop' } }, { token: world.admin.token })).status).toBe(200);
+    reply = () => ({ reasoning: ['upstream '], chunks: ['<thi', 'nk>tagged</think>Shown', ' text.'] });
+    const stream: any = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'api stream' }], tool_ids: ['noop'], stream: true } as never);
+    let content = '';
+    let reasoning = '';
+    for await (const chunk of stream) {
+      content += chunk.choices[0]?.delta?.content ?? '';
+      reasoning += chunk.choices[0]?.delta?.reasoning_content ?? '';
+    }
+    expect(content).toBe('Shown text.');
+    expect(reasoning).toBe('upstream tagged');
+  }, 60000);
 
   it('runs code blocks in the browser (pyodide) and gives the model the output', async () => {
     const calls: any[] = [];
@@ -124,6 +138,30 @@ describe('reasoning and the code interpreter', () => {
     const { output } = await chat('no interpreter');
     expect(texts(output)).toEqual(['<code_interpreter type="code">print(1)</code_interpreter>']);
   }, 30000);
+
+  it("runs code blocks on Parley's own Python host (engine parley)", async () => {
+    const config = async (engine: string) => {
+      const current = await world.api.get('/api/v1/configs/code_execution', { token: world.admin.token });
+      expect((await world.api.post('/api/v1/configs/code_execution', { ...current.body, CODE_INTERPRETER_ENGINE: engine }, { token: world.admin.token })).status).toBe(200);
+    };
+    await config('parley');
+    try {
+      reply = (body) => {
+        const last = body.messages.at(-1);
+        if (last.role === 'assistant') return { text: 'Done.' };
+        return { chunks: ['<code_interpreter type="code" lang="python">\nimport os\nprint(sum(range(10)))\nos.path.exists("/etc")\n</code_interpreter>'] };
+      };
+      const { output } = await chat('sum', { features: { code_interpreter: true } });
+      expect(output[0]).toMatchObject({ type: 'open_webui:code_interpreter', status: 'completed', output: { stdout: '45', stderr: '', result: 'True' } });
+      expect(world.model.chatRequests().at(-2).messages.at(-1).content).not.toContain('Pyodide Environment');
+
+      reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'Oops.' } : { chunks: ['<code_interpreter type="code">raise SystemExit(3)</code_interpreter>'] });
+      const failed = await chat('exit', { features: { code_interpreter: true } });
+      expect(failed.output[0].output.stderr).toContain('SystemExit: 3');
+    } finally {
+      await config('pyodide');
+    }
+  }, 60000);
 
   describe('on a Jupyter server', () => {
     let jupyter: TestJupyter;
