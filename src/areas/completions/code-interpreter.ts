@@ -66,6 +66,8 @@ export interface CodeInterpreterRequest {
   sessionId: string | null;
   signal: AbortSignal;
   python: PythonHost;
+  /** CODE_INTERPRETER_BLOCKED_MODULES. */
+  blockedModules: string[];
 }
 
 /**
@@ -116,7 +118,8 @@ export async function codeInterpreterFor(settings: SettingsStore, request: CodeI
   const engine = settings.get<string>('code_interpreter.engine') || 'pyodide';
   const template = settings.get<string | null>('code_interpreter.prompt_template');
   const prompt = (template || DEFAULT_CODE_INTERPRETER_PROMPT) + (engine === 'pyodide' ? PYODIDE_PROMPT : '');
-  return { interpreter: { run: (code) => runCode(settings, engine, sanitizeCode(code), request) }, prompt };
+  const prelude = blockingPrelude(request.blockedModules);
+  return { interpreter: { run: (code) => runCode(settings, engine, prelude + sanitizeCode(code), request) }, prompt };
 }
 
 async function runCode(settings: SettingsStore, engine: string, code: string, request: CodeInterpreterRequest): Promise<unknown> {
@@ -144,6 +147,30 @@ async function runCode(settings: SettingsStore, engine: string, code: string, re
   // A failed browser call (no tab, timeout) answers `{error}`.
   if (isObject(output) && output.error) return { stderr: String(output.error) };
   return output;
+}
+
+/**
+ * Code put before the model's when modules are blocked: an import of one of
+ * them made directly by the code (not by a library it uses) raises ImportError,
+ * as the reference's prelude intends. A guard, not a sandbox: the engines' own
+ * isolation is what holds.
+ */
+function blockingPrelude(modules: string[]): string {
+  if (modules.length === 0) return '';
+  return `import builtins as _parley_builtins
+
+_parley_blocked = ${JSON.stringify(modules)}
+_parley_import = _parley_builtins.__import__
+
+
+def _parley_restricted_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if name.split(".")[0] in _parley_blocked and (globals or {}).get("__name__") == "__main__":
+        raise ImportError(f"Direct import of module {name} is restricted.")
+    return _parley_import(name, globals, locals, fromlist, level)
+
+
+_parley_builtins.__import__ = _parley_restricted_import
+`;
 }
 
 /** Terminal colour codes and Markdown fences a model may put around its code (utils/sanitize.py). */

@@ -275,7 +275,8 @@ async function runCode(interpreter: CodeInterpreter, item: OutputItem, output: O
   sink.progress(displayOutput(output));
   let result: unknown;
   try {
-    result = await interpreter.run(String(item.code ?? ''));
+    // As the reference: only blocks marked `type="code"` run; others come back with no output.
+    result = isObject(item.attributes) && item.attributes.type === 'code' ? await interpreter.run(String(item.code ?? '')) : '';
   } catch (error) {
     result = { stderr: errorText(error) };
   }

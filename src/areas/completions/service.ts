@@ -522,6 +522,7 @@ export class ChatPipeline {
       sessionId,
       signal: context.signal,
       python: this.deps.python,
+      blockedModules: this.options.codeInterpreterBlockedModules,
     });
     return {
       user,

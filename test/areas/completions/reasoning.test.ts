@@ -11,7 +11,7 @@ import { type Browser, openBrowser, webRequest } from './setup.js';
  * deltas, the browser engine's `execute:python` call and a real Jupyter server.
  */
 describe('reasoning and the code interpreter', () => {
-  const world = useServer({ fakes: fakeModel(), admin: 'Reasoning Admin' });
+  const world = useServer({ fakes: fakeModel(), admin: 'Reasoning Admin', env: { CODE_INTERPRETER_BLOCKED_MODULES: 'subprocess, ctypes' } });
   let browser: Browser;
   let reply: (body: any) => ModelReply;
 
@@ -122,7 +122,7 @@ describe('reasoning and the code interpreter', () => {
     };
     const { output, stored } = await chat('compute 2+2', { features: { code_interpreter: true } });
     expect(calls).toHaveLength(1);
-    expect(calls[0].data.data).toMatchObject({ code: 'print(2+2)', session_id: browser.socket.id });
+    expect(calls[0].data.data).toMatchObject({ code: expect.stringMatching(/^import builtins[\s\S]*restricted[\s\S]*\nprint\(2\+2\)$/), session_id: browser.socket.id });
     expect(output.map((i) => i.type)).toEqual(['message', 'open_webui:code_interpreter', 'message']);
     expect(output[1]).toMatchObject({ status: 'completed', lang: 'python', attributes: { type: 'code', lang: 'python' }, code: 'print(2+2)', output: { stdout: '4\n' } });
     expect(texts(output)).toEqual(['Let me compute. ', 'The output says four.']);
@@ -158,6 +158,11 @@ describe('reasoning and the code interpreter', () => {
       reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'Oops.' } : { chunks: ['<code_interpreter type="code">raise SystemExit(3)</code_interpreter>'] });
       const failed = await chat('exit', { features: { code_interpreter: true } });
       expect(failed.output[0].output.stderr).toContain('SystemExit: 3');
+
+      // CODE_INTERPRETER_BLOCKED_MODULES: a direct import fails, a library's own imports do not.
+      reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'Blocked.' } : { chunks: ['<code_interpreter type="code">import json\nimport subprocess</code_interpreter>'] });
+      const blocked = await chat('blocked', { features: { code_interpreter: true } });
+      expect(blocked.output[0].output.stderr).toContain('ImportError: Direct import of module subprocess is restricted.');
     } finally {
       await config('pyodide');
     }
