@@ -68,6 +68,8 @@ export interface CodeInterpreterRequest {
   python: PythonHost;
   /** CODE_INTERPRETER_BLOCKED_MODULES. */
   blockedModules: string[];
+  /** Stores an image the code showed as a file of the user's; answers its URL (null: not stored). */
+  saveImage: (bytes: Buffer, contentType: string) => Promise<string | null>;
 }
 
 /**
@@ -146,7 +148,33 @@ async function runCode(settings: SettingsStore, engine: string, code: string, re
   } else return { stdout: 'Code interpreter engine not configured.' };
   // A failed browser call (no tab, timeout) answers `{error}`.
   if (isObject(output) && output.error) return { stderr: String(output.error) };
-  return output;
+  return isObject(output) ? withStoredImages(output, request.saveImage) : output;
+}
+
+/** Larger images than this stay out of the chat. */
+const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Image lines (`data:image/png;base64,…`, what plots print) of the output become
+ * stored files shown as `![Output Image](url)`, so the answer and the model's
+ * next turn carry a link instead of megabytes of base64.
+ */
+async function withStoredImages(output: Json, save: CodeInterpreterRequest['saveImage']): Promise<Json> {
+  const copy: Json = { ...output };
+  for (const key of ['stdout', 'result']) {
+    const value = copy[key];
+    if (typeof value !== 'string' || !value.includes('data:image/')) continue;
+    const lines = value.split('\n');
+    for (const [i, line] of lines.entries()) {
+      const match = /^data:(image\/\w+);base64,([A-Za-z0-9+/=\s]+)$/i.exec(line.trim());
+      if (!match) continue;
+      const bytes = Buffer.from(match[2], 'base64');
+      const url = bytes.length > 0 && bytes.length <= MAX_IMAGE_BYTES ? await save(bytes, match[1].toLowerCase()).catch(() => null) : null;
+      if (url) lines[i] = `![Output Image](${url})`;
+    }
+    copy[key] = lines.join('\n');
+  }
+  return copy;
 }
 
 /**

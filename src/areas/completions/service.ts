@@ -13,6 +13,7 @@ import { type Json, type Message, contentText, isObject, messageList } from '../
 import type { ChatsService } from '../chats/service.js';
 import type { CompletionsService } from '../models/completions.js';
 import { applyParamsOpenAI } from '../models/params.js';
+import type { FilesService } from '../files/service.js';
 import type { ModelsService } from '../models/service.js';
 import type { TaskHandle } from '../tasks/registry.js';
 import type { TasksService } from '../tasks/service.js';
@@ -116,6 +117,7 @@ export class ChatPipeline {
       realtime: Realtime;
       access: AccessService;
       python: PythonHost;
+      files: FilesService;
       memories: MemoryRecall;
       attachments: ChatAttachments;
       web: WebService;
@@ -523,6 +525,11 @@ export class ChatPipeline {
       signal: context.signal,
       python: this.deps.python,
       blockedModules: this.options.codeInterpreterBlockedModules,
+      saveImage: async (bytes, contentType) => {
+        const metadata = { chat_id: chatId, message_id: messageId };
+        const file = await this.deps.files.upload(user, { filename: `generated-image.${contentType.split('/')[1]}`, content: bytes, contentType, metadata, process: false });
+        return `/api/v1/files/${file.id}/content`;
+      },
     });
     return {
       user,

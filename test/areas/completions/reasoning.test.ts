@@ -193,6 +193,18 @@ describe('reasoning and the code interpreter', () => {
       reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'Oops.' } : { chunks: ['<code_interpreter type="code">1/0</code_interpreter>'] });
       const failed = await chat('fail', { features: { code_interpreter: true } });
       expect(failed.output[0].output.stderr).toContain('ZeroDivisionError');
+
+      // A shown image (a plot) becomes a file of the user's, linked from the output.
+      const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+      const code = `import base64\nfrom IPython.display import Image, display\ndisplay(Image(data=base64.b64decode("${png}"), format="png"))`;
+      reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'A plot.' } : { chunks: [`<code_interpreter type="code">${code}</code_interpreter>`] });
+      const plotted = await chat('plot', { features: { code_interpreter: true } });
+      const shown = plotted.output[0].output.result;
+      expect(shown).toMatch(/^!\[Output Image\]\(\/api\/v1\/files\/[\w-]+\/content\)$/);
+      const image = await fetch(`${world.server.url}${shown.slice('![Output Image]('.length, -1)}`, { headers: { authorization: `Bearer ${world.admin.token}` } });
+      expect(image.status).toBe(200);
+      expect(Buffer.from(await image.arrayBuffer()).toString('base64')).toBe(png);
+      expect(world.model.chatRequests().at(-1).messages.at(-1).content).toContain(`<code_interpreter_output>\n${shown}\n</code_interpreter_output>`);
     }, 60000);
   });
 });
