@@ -97,7 +97,7 @@ export async function generate(completions: CompletionsService, request: Generat
       if (signal.aborted) break;
       if (code && request.tags.codeInterpreter && codeRuns < MAX_CODE_RUNS) {
         codeRuns++;
-        await runCode(request.tags.codeInterpreter, code, output, sink);
+        await runCode(request.tags.codeInterpreter, code, output, sink, signal);
         continue;
       }
       if (calls.length === 0) break;
@@ -271,13 +271,20 @@ async function runTools(request: GenerationRequest, calls: PendingCall[], output
 }
 
 /** Runs the code block the model closed and shows its output; a new message is opened for the model's next turn. */
-async function runCode(interpreter: CodeInterpreter, item: OutputItem, output: OutputItem[], sink: GenerationSink): Promise<void> {
+async function runCode(interpreter: CodeInterpreter, item: OutputItem, output: OutputItem[], sink: GenerationSink, signal: AbortSignal): Promise<void> {
   sink.progress(displayOutput(output));
   let result: unknown;
+  // A stop does not wait for the engine (a browser tab may never answer).
+  const stopped = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+  stopped.catch(() => undefined);
   try {
     // As the reference: only blocks marked `type="code"` run; others come back with no output.
-    result = isObject(item.attributes) && item.attributes.type === 'code' ? await interpreter.run(String(item.code ?? '')) : '';
+    result = isObject(item.attributes) && item.attributes.type === 'code' ? await Promise.race([interpreter.run(String(item.code ?? '')), stopped]) : '';
   } catch (error) {
+    signal.throwIfAborted();
     result = { stderr: errorText(error) };
   }
   item.output = result as Json;

@@ -756,9 +756,18 @@ function completionBody(model: string, result: GenerationResult): Json {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: outputText(result.output) }, finish_reason: result.finishReason ?? 'stop' }],
+    choices: [{ index: 0, message: { role: 'assistant', content: outputText(result.output), ...reasoningOf(result.output) }, finish_reason: result.finishReason ?? 'stop' }],
     ...(result.usage ? { usage: result.usage } : {}),
   };
+}
+
+/** The answer's reasoning as the `reasoning_content` of a whole answer (none: nothing). */
+function reasoningOf(output: OutputItem[]): Json {
+  const text = output
+    .filter((item) => item.type === 'reasoning' && Array.isArray(item.content))
+    .map((item) => (item.content as Json[]).map((part) => String(part.text ?? '')).join(''))
+    .join('\n');
+  return text ? { reasoning_content: text } : {};
 }
 
 /** An answer written as Chat Completions chunks, text as it arrives, as SDK clients read them. */

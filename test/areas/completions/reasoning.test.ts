@@ -92,6 +92,7 @@ describe('reasoning and the code interpreter', () => {
     const client = new OpenAI({ apiKey: world.admin.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
     const answer: any = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'api' }], chat_id: created.body.id, id: 'answer-1' } as never);
     expect(answer.choices[0].message.content).toBe('Visible.');
+    expect(answer.choices[0].message.reasoning_content).toBe('hidden plan');
 
     // Streamed through the pipeline (a server-side tool selected): reasoning deltas apart from the content.
     const tool = 'class Tools:\n    def noop(self) -> str:\n        """Does nothing."""\n        return "ok"\n';
@@ -111,7 +112,7 @@ describe('reasoning and the code interpreter', () => {
   it('runs code blocks in the browser (pyodide) and gives the model the output', async () => {
     const calls: any[] = [];
     browser.socket.on('events', (payload: any, ack?: (answer: unknown) => void) => {
-      if (payload.data?.type !== 'execute:python') return;
+      if (payload.data?.type !== 'execute:python' || payload.data.data.code.includes('never_answered')) return;
       calls.push(payload);
       ack?.({ stdout: '4\n', stderr: '', result: '' });
     });
@@ -131,6 +132,18 @@ describe('reasoning and the code interpreter', () => {
     expect(first.messages.at(-1).content).toContain('You have access to a Python code interpreter');
     expect(first.messages.at(-1).content).toContain('Pyodide Environment');
     expect(second.messages.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringContaining('<code_interpreter>\nprint(2+2)\n</code_interpreter>') });
+  }, 30000);
+
+  it('a stop does not wait for a browser that never answers the code call', async () => {
+    reply = () => ({ chunks: ['<code_interpreter type="code">never_answered()</code_interpreter>'] });
+    const { body, assistantId } = webRequest(browser.socket, { content: 'hang', extra: { background_tasks: {}, features: { code_interpreter: true } } });
+    const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
+    await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.output?.some((i: any) => i.type === 'open_webui:code_interpreter'), 'the code block');
+    const stop = await world.api.post(`/api/tasks/chat/${res.body.chat_id}/stop`, {}, { token: world.admin.token });
+    expect(stop.status).toBe(200);
+    await browser.next((e) => e.message_id === assistantId && e.type === 'chat:tasks:cancel', 'the cancel');
+    const stored = (await world.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.admin.token })).body.chat.history.messages[assistantId];
+    expect(stored).toMatchObject({ done: true, output: [{ type: 'open_webui:code_interpreter', code: 'never_answered()' }] });
   }, 30000);
 
   it('leaves code blocks as text without features.code_interpreter', async () => {
