@@ -150,7 +150,7 @@ async function round(
       if (tagged.codeReady) break;
     }
   }
-  report(tagged.finish(), sink);
+  if (report(tagged.finish(), sink)) sink.progress(displayOutput(output));
   if (tagged.codeReady) return { calls: [], code: tagged.codeReady };
   return { calls: [...calls.values()].filter((c) => c.name), code: null };
 }
