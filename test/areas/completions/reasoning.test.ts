@@ -219,5 +219,22 @@ describe('reasoning and the code interpreter', () => {
       expect(Buffer.from(await image.arrayBuffer()).toString('base64')).toBe(png);
       expect(world.model.chatRequests().at(-1).messages.at(-1).content).toContain(`<code_interpreter_output>\n${shown}\n</code_interpreter_output>`);
     }, 60000);
+
+    it('signs in with a password (the login form, its cookies and XSRF header)', async () => {
+      const locked = await startJupyter({ password: 'kernel-secret' });
+      const form = async (fields: Record<string, string>) => {
+        const current = await world.api.get('/api/v1/configs/code_execution', { token: world.admin.token });
+        expect((await world.api.post('/api/v1/configs/code_execution', { ...current.body, ...fields }, { token: world.admin.token })).status).toBe(200);
+      };
+      try {
+        reply = (body) => (body.messages.at(-1).role === 'assistant' ? { text: 'Done.' } : { chunks: ['<code_interpreter type="code">print("signed in")</code_interpreter>'] });
+        await form({ CODE_INTERPRETER_JUPYTER_URL: locked.url, CODE_INTERPRETER_JUPYTER_AUTH: 'password', CODE_INTERPRETER_JUPYTER_AUTH_PASSWORD: 'kernel-secret' });
+        expect((await chat('password', { features: { code_interpreter: true } })).output[0].output).toMatchObject({ stdout: 'signed in', stderr: '' });
+        await form({ CODE_INTERPRETER_JUPYTER_AUTH_PASSWORD: 'wrong' });
+        expect((await chat('wrong password', { features: { code_interpreter: true } })).output[0].output.stderr).toMatch(/^Error: /);
+      } finally {
+        locked.stop();
+      }
+    }, 90000);
   });
 });
