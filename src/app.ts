@@ -46,6 +46,7 @@ import { ChatsService } from './areas/chats/service.js';
 import { foldersArea } from './areas/folders/routes.js';
 import { FoldersService } from './areas/folders/service.js';
 import { completionsArea } from './areas/completions/routes.js';
+import { codeExecutionArea } from './areas/code-execution/routes.js';
 import { readPipelineOptions } from './areas/completions/options.js';
 import { ChatAttachments } from './areas/completions/attachments.js';
 import { ChatPipeline } from './areas/completions/service.js';
@@ -277,6 +278,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     knowledgeArea,
     retrievalArea,
     completionsArea,
+    codeExecutionArea,
     runningTasksArea,
     tasksArea,
     webArea,

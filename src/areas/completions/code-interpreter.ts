@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SettingsStore } from '../../config/settings.js';
 import type { UserRecord } from '../../core/auth/user.js';
-import { runOnJupyter } from '../../core/jupyter/client.js';
+import { jupyterSettings, runOnJupyter } from '../../core/jupyter/client.js';
+import { runPythonCode } from '../../core/python/code-runner.js';
 import type { PythonHost } from '../../core/python/host.js';
 import { type Json, isObject } from '../chats/history.js';
 
@@ -72,38 +73,6 @@ export interface CodeInterpreterRequest {
   saveImage: (bytes: Buffer, contentType: string) => Promise<string | null>;
 }
 
-/**
- * The `parley` engine's program, run by the plugin host as a tool: the code's
- * printed text and errors, and the value of a last expression (as a notebook
- * cell shows it), in the shape of the other engines' results.
- */
-const PARLEY_RUNNER = `"""
-title: Parley code interpreter
-"""
-import ast
-import contextlib
-import io
-import traceback
-
-
-class Tools:
-    def run(self, code: str) -> dict:
-        """Runs Python code."""
-        stdout, stderr, shown = io.StringIO(), io.StringIO(), ""
-        scope = {"__name__": "__main__"}
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            try:
-                tree = ast.parse(code, "<code_interpreter>")
-                last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-                exec(compile(tree, "<code_interpreter>", "exec"), scope)
-                if last is not None:
-                    value = eval(compile(ast.Expression(last.value), "<code_interpreter>", "eval"), scope)
-                    if value is not None:
-                        shown = repr(value)
-            except BaseException:
-                traceback.print_exc()
-        return {"stdout": stdout.getvalue().strip(), "stderr": stderr.getvalue().strip(), "result": shown}
-`;
 
 /**
  * The interpreter for this answer and the prompt that goes with it, or null: the
@@ -131,20 +100,11 @@ async function runCode(settings: SettingsStore, engine: string, code: string, re
     const files = Array.isArray(request.form.files) ? request.form.files : [];
     output = await request.eventCall({ type: 'execute:python', data: { id: randomUUID(), code, session_id: request.sessionId, files } });
   } else if (engine === 'jupyter') {
-    const url = settings.get<string | null>('code_interpreter.jupyter.url');
-    if (!url) return { stderr: 'The Jupyter code interpreter has no URL configured.' };
-    const auth = settings.get<string | null>('code_interpreter.jupyter.auth');
-    output = await runOnJupyter(code, {
-      url,
-      auth: auth === 'token' || auth === 'password' ? auth : 'none',
-      token: settings.get<string | null>('code_interpreter.jupyter.auth_token') ?? '',
-      password: settings.get<string | null>('code_interpreter.jupyter.auth_password') ?? '',
-      timeoutSeconds: settings.get<number | null>('code_interpreter.jupyter.timeout') ?? 60,
-      signal: request.signal,
-    });
+    const options = jupyterSettings(settings, 'code_interpreter');
+    if (!options.url) return { stderr: 'The Jupyter code interpreter has no URL configured.' };
+    output = await runOnJupyter(code, { ...options, signal: request.signal });
   } else if (engine === 'parley') {
-    const answer = await request.python.callTool({ id: 'parley_code_interpreter', content: PARLEY_RUNNER, owner: request.user.id }, 'run', { code });
-    output = answer.value;
+    output = await runPythonCode(request.python, request.user, code);
   } else return { stdout: 'Code interpreter engine not configured.' };
   // A failed browser call (no tab, timeout) answers `{error}`.
   if (isObject(output) && output.error) return { stderr: String(output.error) };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WebSocket, fetch } from 'undici';
+import type { SettingsStore } from '../../config/settings.js';
 
 /**
  * Runs code on a Jupyter server (utils/code_interpreter.py): a kernel is
@@ -15,6 +16,18 @@ export interface JupyterOptions {
   password?: string;
   timeoutSeconds: number;
   signal?: AbortSignal;
+}
+
+/** The connection settings of `code_interpreter.jupyter.*` or `code_execution.jupyter.*`. */
+export function jupyterSettings(settings: SettingsStore, scope: 'code_interpreter' | 'code_execution'): JupyterOptions {
+  const auth = settings.get<string | null>(`${scope}.jupyter.auth`);
+  return {
+    url: settings.get<string | null>(`${scope}.jupyter.url`) ?? '',
+    auth: auth === 'token' || auth === 'password' ? auth : 'none',
+    token: settings.get<string | null>(`${scope}.jupyter.auth_token`) ?? '',
+    password: settings.get<string | null>(`${scope}.jupyter.auth_password`) ?? '',
+    timeoutSeconds: settings.get<number | null>(`${scope}.jupyter.timeout`) ?? 60,
+  };
 }
 
 /** What the reference's ResultModel holds: printed text, error text, and the values and images shown. */

@@ -220,6 +220,24 @@ describe('reasoning and the code interpreter', () => {
       expect(world.model.chatRequests().at(-1).messages.at(-1).content).toContain(`<code_interpreter_output>\n${shown}\n</code_interpreter_output>`);
     }, 60000);
 
+    it('serves the code blocks\' Run button with the jupyter code execution engine (/api/v1/utils/code/execute)', async () => {
+      const execute = (code: unknown) => world.api.post('/api/v1/utils/code/execute', { code }, { token: world.admin.token });
+      const current = (await world.api.get('/api/v1/configs/code_execution', { token: world.admin.token })).body;
+      const set = async (fields: Record<string, unknown>) =>
+        expect((await world.api.post('/api/v1/configs/code_execution', { ...current, ...fields }, { token: world.admin.token })).status).toBe(200);
+      expect(await execute('print(1)')).toMatchObject({ status: 400, body: { detail: '[ERROR: Code execution engine not supported]' } });
+      await set({ CODE_EXECUTION_ENGINE: 'jupyter', CODE_EXECUTION_JUPYTER_URL: jupyter.url, CODE_EXECUTION_JUPYTER_AUTH: 'token', CODE_EXECUTION_JUPYTER_AUTH_TOKEN: jupyter.token });
+      expect((await world.api.get('/api/config', { token: world.admin.token })).body.features.enable_code_execution).toBe(true);
+      const ran = await execute('x = 6 * 7\nprint(x)\nx + 1');
+      expect(ran.status, ran.text).toBe(200);
+      expect(ran.body).toEqual({ stdout: '42', stderr: '', result: '43' });
+      expect((await execute(42)).status).toBe(422);
+      await set({ ENABLE_CODE_EXECUTION: false, CODE_EXECUTION_ENGINE: 'jupyter' });
+      expect(await execute('print(1)')).toMatchObject({ status: 403, body: { detail: 'Code execution is disabled' } });
+      expect((await world.api.get('/api/config', { token: world.admin.token })).body.features.enable_code_execution).toBe(false);
+      await set({});
+    }, 60000);
+
     it('signs in with a password (the login form, its cookies and XSRF header)', async () => {
       const locked = await startJupyter({ password: 'kernel-secret' });
       const form = async (fields: Record<string, string>) => {
