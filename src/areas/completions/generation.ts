@@ -220,7 +220,11 @@ function readChunk(chunk: Json, output: OutputItem[], tagged: TaggedOutput, call
     sink.reasoning?.(reasoning);
     changed = true;
   }
-  if (typeof delta.content === 'string' && delta.content && report(tagged.content(delta.content), sink)) changed = true;
+  if (typeof delta.content === 'string' && delta.content) {
+    // Code streaming into a block changes the output without adding text.
+    report(tagged.content(delta.content), sink);
+    changed = true;
+  }
   if (Array.isArray(delta.tool_calls)) {
     for (const piece of delta.tool_calls) {
       if (!isObject(piece)) continue;

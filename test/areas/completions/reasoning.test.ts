@@ -121,7 +121,9 @@ describe('reasoning and the code interpreter', () => {
       if (last.role === 'assistant') return { text: `The output says ${last.content.includes('<code_interpreter_output>\n4') ? 'four' : 'nothing'}.` };
       return { chunks: ['Let me compute. <code_interpreter type="code" lang="py', 'thon">\nprint(2', '+2)\n</code_inter', 'preter> ignored'] };
     };
-    const { output, stored } = await chat('compute 2+2', { features: { code_interpreter: true } });
+    const { output, stored, streamed } = await chat('compute 2+2', { features: { code_interpreter: true } });
+    // The code streams into its block before it runs.
+    expect(streamed.some((state) => state.some((i: any) => i.type === 'open_webui:code_interpreter' && i.code.includes('print(2') && !i.code.includes('+2)')))).toBe(true);
     expect(calls).toHaveLength(1);
     expect(calls[0].data.data).toMatchObject({ code: expect.stringMatching(/^import builtins[\s\S]*restricted[\s\S]*\nprint\(2\+2\)$/), session_id: browser.socket.id });
     expect(output.map((i) => i.type)).toEqual(['message', 'open_webui:code_interpreter', 'message']);
