@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { SettingsStore } from '../../config/settings.js';
+import type { AccessService } from '../../core/access/service.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import { jupyterSettings, runOnJupyter } from '../../core/jupyter/client.js';
 import { runPythonCode } from '../../core/python/code-runner.js';
 import type { PythonHost } from '../../core/python/host.js';
 import { type Json, isObject } from '../chats/history.js';
+import type { FilesService } from '../files/service.js';
 
 /**
  * `features.code_interpreter` (middleware.py, config.py): the model is told to
@@ -56,59 +58,66 @@ export const PYODIDE_PROMPT = `
 - The file system persists across code executions within the same session.
 - Use \`import os; os.listdir('/mnt/uploads')\` to discover available files.`;
 
+/** What the interpreter needs from the rest of Parley. */
+export interface CodeInterpreterDeps {
+  settings: SettingsStore;
+  access: AccessService;
+  python: PythonHost;
+  files: FilesService;
+  /** CODE_INTERPRETER_BLOCKED_MODULES. */
+  blockedModules: string[];
+}
+
+/** One answer's request. */
 export interface CodeInterpreterRequest {
   user: UserRecord;
   form: Json;
   model: Json;
-  /** The user's `features.code_interpreter` permission (admins: always). */
-  permitted: (user: UserRecord) => Promise<boolean>;
+  chatId: string;
+  messageId: string | null;
   /** A call to the chat's browser tab (web mode only). */
   eventCall: ((event: unknown) => Promise<unknown>) | null;
   sessionId: string | null;
   signal: AbortSignal;
-  python: PythonHost;
-  /** CODE_INTERPRETER_BLOCKED_MODULES. */
-  blockedModules: string[];
-  /** Stores an image the code showed as a file of the user's; answers its URL (null: not stored). */
-  saveImage: (bytes: Buffer, contentType: string) => Promise<string | null>;
 }
-
 
 /**
  * The interpreter for this answer and the prompt that goes with it, or null: the
  * request must ask for it, and the setting, the model (capability and builtin
- * tools) and the user's permission allow it, as the reference's five gates.
+ * tools) and the user's `features.code_interpreter` permission (admins: always)
+ * allow it, as the reference's five gates.
  */
-export async function codeInterpreterFor(settings: SettingsStore, request: CodeInterpreterRequest): Promise<{ interpreter: CodeInterpreter; prompt: string } | null> {
+export async function codeInterpreterFor(deps: CodeInterpreterDeps, request: CodeInterpreterRequest): Promise<{ interpreter: CodeInterpreter; prompt: string } | null> {
   const { form, model } = request;
+  const { settings } = deps;
   if (!isObject(form.features) || !form.features.code_interpreter || !settings.get<boolean>('code_interpreter.enable')) return null;
   const meta = isObject(model.info) && isObject(model.info.meta) ? model.info.meta : {};
   if (isObject(meta.capabilities) && meta.capabilities.code_interpreter === false) return null;
   if (isObject(meta.builtinTools) && meta.builtinTools.code_interpreter === false) return null;
-  if (!(await request.permitted(request.user))) return null;
+  if (!(await deps.access.hasPermission(request.user, 'features.code_interpreter'))) return null;
   const engine = settings.get<string>('code_interpreter.engine') || 'pyodide';
   const template = settings.get<string | null>('code_interpreter.prompt_template');
   const prompt = (template || DEFAULT_CODE_INTERPRETER_PROMPT) + (engine === 'pyodide' ? PYODIDE_PROMPT : '');
-  const prelude = blockingPrelude(request.blockedModules);
-  return { interpreter: { run: (code) => runCode(settings, engine, prelude + sanitizeCode(code), request) }, prompt };
+  const prelude = blockingPrelude(deps.blockedModules);
+  return { interpreter: { run: (code) => runCode(deps, engine, prelude + sanitizeCode(code), request) }, prompt };
 }
 
-async function runCode(settings: SettingsStore, engine: string, code: string, request: CodeInterpreterRequest): Promise<unknown> {
+async function runCode(deps: CodeInterpreterDeps, engine: string, code: string, request: CodeInterpreterRequest): Promise<unknown> {
   let output: unknown;
   if (engine === 'pyodide') {
     if (!request.eventCall) return { stderr: 'The code interpreter runs in the browser: no browser session is connected.' };
     const files = Array.isArray(request.form.files) ? request.form.files : [];
     output = await request.eventCall({ type: 'execute:python', data: { id: randomUUID(), code, session_id: request.sessionId, files } });
   } else if (engine === 'jupyter') {
-    const options = jupyterSettings(settings, 'code_interpreter');
+    const options = jupyterSettings(deps.settings, 'code_interpreter');
     if (!options.url) return { stderr: 'The Jupyter code interpreter has no URL configured.' };
     output = await runOnJupyter(code, { ...options, signal: request.signal });
   } else if (engine === 'parley') {
-    output = await runPythonCode(request.python, request.user, code);
+    output = await runPythonCode(deps.python, request.user, code);
   } else return { stdout: 'Code interpreter engine not configured.' };
   // A failed browser call (no tab, timeout) answers `{error}`.
   if (isObject(output) && output.error) return { stderr: String(output.error) };
-  return isObject(output) ? withStoredImages(output, request.saveImage) : output;
+  return isObject(output) ? withStoredImages(output, (bytes, type) => saveImage(deps.files, request, bytes, type)) : output;
 }
 
 /** Larger images than this stay out of the chat. */
@@ -119,7 +128,7 @@ const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
  * stored files shown as `![Output Image](url)`, so the answer and the model's
  * next turn carry a link instead of megabytes of base64.
  */
-async function withStoredImages(output: Json, save: CodeInterpreterRequest['saveImage']): Promise<Json> {
+async function withStoredImages(output: Json, save: (bytes: Buffer, contentType: string) => Promise<string>): Promise<Json> {
   const copy: Json = { ...output };
   for (const key of ['stdout', 'result']) {
     const value = copy[key];
@@ -159,6 +168,13 @@ def _parley_restricted_import(name, globals=None, locals=None, fromlist=(), leve
 
 _parley_builtins.__import__ = _parley_restricted_import
 `;
+}
+
+/** An image as a file of the user's (upload_image: not processed, named by the chat and message); its content URL. */
+async function saveImage(files: FilesService, request: CodeInterpreterRequest, bytes: Buffer, contentType: string): Promise<string> {
+  const metadata = { chat_id: request.chatId, message_id: request.messageId };
+  const file = await files.upload(request.user, { filename: `generated-image.${contentType.split('/')[1]}`, content: bytes, contentType, metadata, process: false });
+  return `/api/v1/files/${file.id}/content`;
 }
 
 /** Terminal colour codes and Markdown fences a model may put around its code (utils/sanitize.py). */

@@ -515,22 +515,12 @@ export class ChatPipeline {
     const eventCall =
       events && sessionId ? (event: unknown) => realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined;
     // `features.code_interpreter` (code-interpreter.ts): its prompt joins the last user message, its blocks are run.
-    const code = await codeInterpreterFor(this.core.settings, {
-      user,
-      form,
-      model,
-      permitted: (u) => this.deps.access.hasPermission(u, 'features.code_interpreter'),
-      eventCall: eventCall ?? null,
-      sessionId,
-      signal: context.signal,
-      python: this.deps.python,
-      blockedModules: this.options.codeInterpreterBlockedModules,
-      saveImage: async (bytes, contentType) => {
-        const metadata = { chat_id: chatId, message_id: messageId };
-        const file = await this.deps.files.upload(user, { filename: `generated-image.${contentType.split('/')[1]}`, content: bytes, contentType, metadata, process: false });
-        return `/api/v1/files/${file.id}/content`;
-      },
-    });
+    const { settings } = this.core;
+    const { access, python, files } = this.deps;
+    const code = await codeInterpreterFor(
+      { settings, access, python, files, blockedModules: this.options.codeInterpreterBlockedModules },
+      { user, form, model, chatId, messageId, eventCall: eventCall ?? null, sessionId, signal: context.signal },
+    );
     return {
       user,
       model: String(model.id),
