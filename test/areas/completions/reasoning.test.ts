@@ -148,10 +148,18 @@ describe('reasoning and the code interpreter', () => {
     expect(stored).toMatchObject({ done: true, output: [{ type: 'open_webui:code_interpreter', code: 'never_answered()' }] });
   }, 30000);
 
-  it('leaves code blocks as text without features.code_interpreter', async () => {
+  it('leaves code blocks as text without features.code_interpreter, or for a model without the capability', async () => {
     reply = () => ({ chunks: ['<code_interpreter type="code">print(1)</code_interpreter>'] });
     const { output } = await chat('no interpreter');
     expect(texts(output)).toEqual(['<code_interpreter type="code">print(1)</code_interpreter>']);
+
+    const preset = { id: 'no-code', base_model_id: 'fake-model', name: 'No code', meta: { capabilities: { code_interpreter: false } }, params: {} };
+    expect((await world.api.post('/api/v1/models/create', preset, { token: world.admin.token })).status).toBe(200);
+    const { body, assistantId } = webRequest(browser.socket, { model: 'no-code', content: 'no capability', extra: { background_tasks: {}, features: { code_interpreter: true } } });
+    expect((await world.api.post('/api/chat/completions', body, { token: world.admin.token })).status).toBe(200);
+    const done = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the answer');
+    expect(texts(done.data.output)).toEqual(['<code_interpreter type="code">print(1)</code_interpreter>']);
+    expect(world.model.chatRequests().at(-1).messages.at(-1).content).toBe('no capability');
   }, 30000);
 
   it("runs code blocks on Parley's own Python host (engine parley)", async () => {
