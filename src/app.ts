@@ -46,6 +46,7 @@ import { ChatsService } from './areas/chats/service.js';
 import { foldersArea } from './areas/folders/routes.js';
 import { FoldersService } from './areas/folders/service.js';
 import { completionsArea } from './areas/completions/routes.js';
+import { codeExecutionArea } from './areas/code-execution/routes.js';
 import { readPipelineOptions } from './areas/completions/options.js';
 import { ChatAttachments } from './areas/completions/attachments.js';
 import { ChatPipeline } from './areas/completions/service.js';
@@ -214,7 +215,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, access, python, files, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const channels = new ChannelsService(core, access, users, groups, files, realtime);
@@ -286,6 +287,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     knowledgeArea,
     retrievalArea,
     completionsArea,
+    codeExecutionArea,
     runningTasksArea,
     tasksArea,
     webArea,

@@ -13,6 +13,11 @@ import type { Fakes } from './world.js';
  */
 export interface ModelReply {
   text?: string;
+  /** Content pieces sent exactly as given, one chunk each (instead of `text` word by word). */
+  chunks?: string[];
+  /** Reasoning deltas sent before the content, one chunk each, under this field (default `reasoning_content`). */
+  reasoning?: string[];
+  reasoningField?: string;
   toolCalls?: { name: string; arguments: string | Record<string, unknown>; id?: string }[];
   /** Pause before each chunk (ms). */
   delayMs?: number;
@@ -92,7 +97,7 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
     const reply = await fake.script(body);
     const model = String(body?.model ?? '');
     if (reply.status) return sendJson(res, reply.status, { error: { message: reply.error ?? 'The provider broke', type: 'server_error' } });
-    const words = (reply.text ?? '').split(' ').filter(Boolean).map((w, i) => (i === 0 ? w : ` ${w}`));
+    const words = reply.chunks ?? (reply.text ?? '').split(' ').filter(Boolean).map((w, i) => (i === 0 ? w : ` ${w}`));
     const calls = (reply.toolCalls ?? []).map((call, i) => ({
       id: call.id ?? `call_${i}_${Math.random().toString(36).slice(2, 8)}`,
       name: call.name,
@@ -101,6 +106,7 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
     const usage = { prompt_tokens: 5, completion_tokens: words.length, total_tokens: 5 + words.length };
     if (!body?.stream) {
       const message: Record<string, unknown> = { role: 'assistant', content: words.join('') || null };
+      if (reply.reasoning) message[reply.reasoningField ?? 'reasoning_content'] = reply.reasoning.join('');
       if (calls.length > 0) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
       return sendJson(res, 200, {
         id: 'chatcmpl-fake',
@@ -127,6 +133,7 @@ export async function startFakeModel(models: string[] = ['fake-model']): Promise
       if (!gone) res.write(text);
     };
     await write(completionChunk(model, { role: 'assistant', content: '' }));
+    for (const piece of reply.reasoning ?? []) await write(completionChunk(model, { [reply.reasoningField ?? 'reasoning_content']: piece }));
     for (const [i, word] of words.entries()) {
       if (gone) return;
       if (reply.breakAfter !== undefined && i >= reply.breakAfter) {

@@ -1,5 +1,6 @@
 import type { Core } from '../../core/context.js';
 import { generate } from '../completions/generation.js';
+import { DEFAULT_REASONING_TAGS } from '../completions/reasoning.js';
 import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
 import type { Author, ChannelsService, PostedMessage } from './service.js';
@@ -105,6 +106,8 @@ export class ChannelModelReplies {
         tools: null,
         clientTools: null,
         maxToolRounds: 0,
+        // A model's reasoning stays out of the channel's message.
+        tags: { reasoningTags: DEFAULT_REASONING_TAGS, codeInterpreter: null },
         context: { user: request.userRecord, signal: request.signal, metadata: { chat_id: `channel:${channelId}`, message_id: replyId } },
         // No tools are offered, so no tool call is ever run.
         toolExtras: () => ({}) as never,

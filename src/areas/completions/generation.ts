@@ -3,8 +3,10 @@ import { HttpError } from '../../core/http/errors.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
 import type { CompletionsService } from '../models/completions.js';
-import { type OutputItem, addUsage, appendText, closeRound, completeItems, displayOutput, messageItem, outputId, outputToMessages } from './output.js';
+import { type OutputItem, addUsage, closeRound, completeItems, displayOutput, messageItem, outputId, outputToMessages } from './output.js';
 import { streamEvents } from './sse.js';
+import type { CodeInterpreter } from './code-interpreter.js';
+import { type TagPair, type TaggedDelta, TaggedOutput } from './reasoning.js';
 import type { ChatTools, ToolCallExtras } from './tools.js';
 
 /**
@@ -18,6 +20,8 @@ export interface GenerationSink {
   progress(output: OutputItem[]): void;
   /** New answer text, as it arrives. */
   text?(delta: string): void;
+  /** New reasoning text, as it arrives (never part of the answer text). */
+  reasoning?(delta: string): void;
   usage?(usage: Json): void;
 }
 
@@ -34,6 +38,8 @@ export interface GenerationRequest {
   /** Tool specs the caller sent itself (they pass through; calls to them are not run here). */
   clientTools: unknown[] | null;
   maxToolRounds: number;
+  /** Reasoning tags to take out of the text (none: off); `<code_interpreter>` blocks with the code interpreter on. */
+  tags: { reasoningTags: TagPair[]; codeInterpreter: CodeInterpreter | null };
   context: CallContext & { signal: AbortSignal };
   /** What every tool call gets besides its arguments (`__event_emitter__`, `__metadata__`, ...). */
   toolExtras(messages: Message[]): ToolCallExtras;
@@ -75,16 +81,26 @@ function providerError(body: unknown): string {
 
 class ProviderFailure extends Error {}
 
+/** Code blocks run per answer, as the reference's MAX_RETRIES. */
+const MAX_CODE_RUNS = 5;
+
 export async function generate(completions: CompletionsService, request: GenerationRequest, sink: GenerationSink): Promise<GenerationResult> {
   const output: OutputItem[] = [];
   const result: GenerationResult = { output, usage: null, error: null, cancelled: false, finishReason: null };
   const { signal } = request.context;
   let rounds = 0;
+  let codeRuns = 0;
   try {
     for (;;) {
-      const calls = await round(completions, request, output, result, sink);
+      const { calls, code } = await round(completions, request, output, result, sink);
       closeRound(output);
-      if (calls.length === 0 || signal.aborted) break;
+      if (signal.aborted) break;
+      if (code && request.tags.codeInterpreter && codeRuns < MAX_CODE_RUNS) {
+        codeRuns++;
+        await runCode(request.tags.codeInterpreter, code, output, sink, signal);
+        continue;
+      }
+      if (calls.length === 0) break;
       if (rounds >= request.maxToolRounds) {
         result.error = `Tool-call limit reached (${request.maxToolRounds} iterations).`;
         break;
@@ -103,8 +119,14 @@ export async function generate(completions: CompletionsService, request: Generat
   return result;
 }
 
-/** One request to the model; returns the tool calls it made. */
-async function round(completions: CompletionsService, request: GenerationRequest, output: OutputItem[], result: GenerationResult, sink: GenerationSink): Promise<PendingCall[]> {
+/** One request to the model; returns the tool calls it made and the code block it wrote, if any. */
+async function round(
+  completions: CompletionsService,
+  request: GenerationRequest,
+  output: OutputItem[],
+  result: GenerationResult,
+  sink: GenerationSink,
+): Promise<{ calls: PendingCall[]; code: OutputItem | null }> {
   const tools = [...(request.tools?.specs() ?? []), ...(request.clientTools ?? [])];
   const payload: Json = {
     ...request.params,
@@ -116,16 +138,28 @@ async function round(completions: CompletionsService, request: GenerationRequest
   };
   const answer = await completions.complete(request.user, payload, request.context, { bypassAccess: true });
   const calls = new Map<number, PendingCall>();
+  const tagged = new TaggedOutput(output, { reasoningTags: request.tags.reasoningTags, codeInterpreter: request.tags.codeInterpreter !== null });
   if (answer.kind === 'json') {
     if (answer.status >= 400) throw new ProviderFailure(providerError(answer.body));
-    readMessage(answer.body, output, calls, result, sink);
+    readMessage(answer.body, tagged, calls, result, sink);
   } else {
     for await (const event of streamEvents(answer.body)) {
       if (!isObject(event)) continue;
-      readChunk(event, output, calls, result, sink);
+      readChunk(event, output, tagged, calls, result, sink);
+      // The model's turn ends with its code block (the rest of the stream is not read): the code runs first.
+      if (tagged.codeReady) break;
     }
   }
-  return [...calls.values()].filter((c) => c.name);
+  if (report(tagged.finish(), sink)) sink.progress(displayOutput(output));
+  if (tagged.codeReady) return { calls: [], code: tagged.codeReady };
+  return { calls: [...calls.values()].filter((c) => c.name), code: null };
+}
+
+/** Text and reasoning the tags let through, to the sink's live readers. */
+function report(added: TaggedDelta, sink: GenerationSink): boolean {
+  if (added.reasoning) sink.reasoning?.(added.reasoning);
+  if (added.text) sink.text?.(added.text);
+  return Boolean(added.reasoning || added.text);
 }
 
 function reportUsage(raw: unknown, result: GenerationResult, sink: GenerationSink): void {
@@ -135,20 +169,19 @@ function reportUsage(raw: unknown, result: GenerationResult, sink: GenerationSin
 }
 
 /** A whole (non-streamed) Chat Completions answer. */
-function readMessage(body: unknown, output: OutputItem[], calls: Map<number, PendingCall>, result: GenerationResult, sink: GenerationSink): void {
+function readMessage(body: unknown, tagged: TaggedOutput, calls: Map<number, PendingCall>, result: GenerationResult, sink: GenerationSink): void {
   if (!isObject(body)) throw new ProviderFailure(providerError(body));
   if (body.error) throw new ProviderFailure(providerError(body));
   reportUsage(body.usage, result, sink);
   const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
   const message = isObject(choice.message) ? choice.message : {};
   result.finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
-  const reasoning = message.reasoning_content ?? message.reasoning;
-  if (typeof reasoning === 'string' && reasoning) addReasoning(output, reasoning);
-  if (typeof message.content === 'string' && message.content) {
-    endReasoning(output);
-    appendText(output, message.content);
-    sink.text?.(message.content);
+  const reasoning = upstreamReasoning(message);
+  if (reasoning) {
+    tagged.reasoning(reasoning);
+    sink.reasoning?.(reasoning);
   }
+  if (typeof message.content === 'string' && message.content) report(tagged.content(message.content), sink);
   if (Array.isArray(message.tool_calls)) {
     message.tool_calls.forEach((call, index) => {
       if (!isObject(call)) return;
@@ -160,11 +193,17 @@ function readMessage(body: unknown, output: OutputItem[], calls: Map<number, Pen
       });
     });
   }
-  sink.progress(displayOutput(output));
+  sink.progress(displayOutput(tagged.output));
+}
+
+/** `reasoning_content` (OpenAI-style servers), `reasoning` (OpenRouter, Ollama's OpenAI API) or `thinking` (Ollama). */
+function upstreamReasoning(delta: Json): string {
+  const reasoning = delta.reasoning_content ?? delta.reasoning ?? delta.thinking;
+  return typeof reasoning === 'string' ? reasoning : '';
 }
 
 /** One streamed chunk: usage, an error, text, reasoning or pieces of tool calls. */
-function readChunk(chunk: Json, output: OutputItem[], calls: Map<number, PendingCall>, result: GenerationResult, sink: GenerationSink): void {
+function readChunk(chunk: Json, output: OutputItem[], tagged: TaggedOutput, calls: Map<number, PendingCall>, result: GenerationResult, sink: GenerationSink): void {
   reportUsage(chunk.usage, result, sink);
   const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
   if (choices.length === 0) {
@@ -175,15 +214,15 @@ function readChunk(chunk: Json, output: OutputItem[], calls: Map<number, Pending
   if (typeof choice.finish_reason === 'string') result.finishReason = choice.finish_reason;
   const delta = isObject(choice.delta) ? choice.delta : {};
   let changed = false;
-  const reasoning = delta.reasoning_content ?? delta.reasoning;
-  if (typeof reasoning === 'string' && reasoning) {
-    addReasoning(output, reasoning);
+  const reasoning = upstreamReasoning(delta);
+  if (reasoning) {
+    tagged.reasoning(reasoning);
+    sink.reasoning?.(reasoning);
     changed = true;
   }
   if (typeof delta.content === 'string' && delta.content) {
-    endReasoning(output);
-    appendText(output, delta.content);
-    sink.text?.(delta.content);
+    // Code streaming into a block changes the output without adding text.
+    report(tagged.content(delta.content), sink);
     changed = true;
   }
   if (Array.isArray(delta.tool_calls)) {
@@ -202,34 +241,6 @@ function readChunk(chunk: Json, output: OutputItem[], calls: Map<number, Pending
   if (!changed) return;
   const pending = [...calls.values()].map((c) => callItem(c, 'in_progress'));
   sink.progress(pending.length > 0 ? [...displayOutput(output), ...pending] : displayOutput(output));
-}
-
-function addReasoning(output: OutputItem[], text: string): void {
-  const last = output.at(-1);
-  if (last?.type === 'reasoning' && last.status === 'in_progress' && Array.isArray(last.content)) {
-    const part = last.content[0] as Json;
-    part.text = `${String(part.text ?? '')}${text}`;
-    return;
-  }
-  output.push({
-    type: 'reasoning',
-    id: outputId('r'),
-    status: 'in_progress',
-    start_tag: '<think>',
-    end_tag: '</think>',
-    attributes: { type: 'reasoning_content' },
-    content: [{ type: 'output_text', text }],
-    summary: null,
-    started_at: Date.now() / 1000,
-  });
-}
-
-function endReasoning(output: OutputItem[]): void {
-  const last = output.at(-1);
-  if (last?.type !== 'reasoning' || last.status !== 'in_progress') return;
-  last.status = 'completed';
-  last.ended_at = Date.now() / 1000;
-  last.duration = Math.round(Number(last.ended_at) - Number(last.started_at));
 }
 
 function callItem(call: PendingCall, status: string): OutputItem {
@@ -259,6 +270,29 @@ async function runTools(request: GenerationRequest, calls: PendingCall[], output
       ...(outcome.embeds.length > 0 ? { embeds: outcome.embeds } : {}),
     });
   }
+  output.push(messageItem());
+  sink.progress(displayOutput(output));
+}
+
+/** Runs the code block the model closed and shows its output; a new message is opened for the model's next turn. */
+async function runCode(interpreter: CodeInterpreter, item: OutputItem, output: OutputItem[], sink: GenerationSink, signal: AbortSignal): Promise<void> {
+  sink.progress(displayOutput(output));
+  let result: unknown;
+  // A stop does not wait for the engine (a browser tab may never answer).
+  const stopped = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+  stopped.catch(() => undefined);
+  try {
+    // As the reference: only blocks marked `type="code"` run; others come back with no output.
+    result = isObject(item.attributes) && item.attributes.type === 'code' ? await Promise.race([interpreter.run(String(item.code ?? '')), stopped]) : '';
+  } catch (error) {
+    signal.throwIfAborted();
+    result = { stderr: errorText(error) };
+  }
+  item.output = result as Json;
+  item.status = 'completed';
   output.push(messageItem());
   sink.progress(displayOutput(output));
 }

@@ -12,6 +12,8 @@ export interface PipelineOptions {
   maxToolCallRounds: number;
   /** RAG_SYSTEM_CONTEXT: retrieved context goes into the system message instead of before the user's last message. */
   ragSystemContext: boolean;
+  /** CODE_INTERPRETER_BLOCKED_MODULES (comma-separated): modules the code interpreter's code may not import directly. */
+  codeInterpreterBlockedModules: string[];
 }
 
 const DEFAULT_TOOL_ROUNDS = 30;
@@ -22,5 +24,9 @@ export function readPipelineOptions(raw: Record<string, string | undefined>): Pi
     streamDeltaChunkSize: Math.max(1, int(raw.CHAT_RESPONSE_STREAM_DELTA_CHUNK_SIZE, 1)),
     maxToolCallRounds: rounds > 0 ? rounds : DEFAULT_TOOL_ROUNDS,
     ragSystemContext: bool(raw.RAG_SYSTEM_CONTEXT, false),
+    codeInterpreterBlockedModules: (raw.CODE_INTERPRETER_BLOCKED_MODULES ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
   };
 }

@@ -4,7 +4,7 @@ import { type Json, type Message, isObject } from '../chats/history.js';
 /**
  * An assistant answer as the frontend stores and renders it: a list of
  * Responses-style output items (`message`, `function_call`,
- * `function_call_output`, `reasoning`), and the conversions between those
+ * `function_call_output`, `reasoning`, `open_webui:code_interpreter`), and the conversions between those
  * items and Chat Completions messages (utils/misc.convert_output_to_messages).
  */
 export type OutputItem = Json;
@@ -97,6 +97,11 @@ export function outputToMessages(output: unknown): Message[] {
     if (item.type === 'message') {
       const text = Array.isArray(item.content) ? item.content.map((p) => (isObject(p) && p.type === 'output_text' ? String(p.text ?? '') : '')).join('') : '';
       if (text) content.push(text);
+    } else if (item.type === 'open_webui:code_interpreter') {
+      // The code and what it printed, so the model knows the code already ran.
+      if (item.code) content.push(`<code_interpreter>\n${String(item.code)}\n</code_interpreter>`);
+      const shown = isObject(item.output) ? item.output.stdout || item.output.result : item.output;
+      if (shown) content.push(`<code_interpreter_output>\n${String(shown)}\n</code_interpreter_output>`);
     } else if (item.type === 'function_call') {
       const args = typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {});
       toolCalls.push({ id: String(item.call_id ?? ''), type: 'function', function: { name: String(item.name ?? ''), arguments: args } });

@@ -3,6 +3,8 @@ import { PassThrough, type Readable } from 'node:stream';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { ERROR, HttpError, badRequest, notFound } from '../../core/http/errors.js';
+import type { AccessService } from '../../core/access/service.js';
+import type { PythonHost } from '../../core/python/host.js';
 import type { Realtime } from '../../core/realtime/server.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import type { Answer } from '../../core/upstream/service.js';
@@ -11,6 +13,7 @@ import { type Json, type Message, contentText, isObject, messageList } from '../
 import type { ChatsService } from '../chats/service.js';
 import type { CompletionsService } from '../models/completions.js';
 import { applyParamsOpenAI } from '../models/params.js';
+import type { FilesService } from '../files/service.js';
 import type { ModelsService } from '../models/service.js';
 import type { TaskHandle } from '../tasks/registry.js';
 import type { TasksService } from '../tasks/service.js';
@@ -18,6 +21,8 @@ import type { ToolsService } from '../tools/service.js';
 import { isSavedChatId, temporarySessionId } from '../chats/ids.js';
 import { type ChatAttachments, checkAttachmentList } from './attachments.js';
 import { MessageEvents } from './events.js';
+import { codeInterpreterFor, withCodeInterpreterPrompt } from './code-interpreter.js';
+import { type TagPair, reasoningTags } from './reasoning.js';
 import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
@@ -77,6 +82,8 @@ interface Job {
   stream: boolean;
   includeUsage: boolean;
   deltaChunkSize: number;
+  /** `params.reasoning_tags` (reasoning.ts): the tags whose text is reasoning, none when off. */
+  reasoningTags: TagPair[];
   tools: ChatTools | null;
   clientTools: unknown[] | null;
   request: RequestInfo;
@@ -108,6 +115,9 @@ export class ChatPipeline {
       tools: ToolsService;
       tasks: TasksService;
       realtime: Realtime;
+      access: AccessService;
+      python: PythonHost;
+      files: FilesService;
       memories: MemoryRecall;
       attachments: ChatAttachments;
       web: WebService;
@@ -128,7 +138,7 @@ export class ChatPipeline {
     const modelId = text(form.model) ?? '';
     const lookup = this.context(user, request, request.signal);
     const primary = await this.resolveModel(user, modelId, lookup);
-    const { params, stream, deltaChunkSize } = await this.parameters(modelId, form);
+    const { params, stream, deltaChunkSize, reasoningTags } = await this.parameters(modelId, form);
     const targets = await this.targets(user, form, primary, lookup);
 
     const userMessage = isObject(form.user_message) ? form.user_message : isObject(form.parent_message) ? form.parent_message : null;
@@ -153,6 +163,7 @@ export class ChatPipeline {
       stream,
       includeUsage: isObject(form.stream_options) && form.stream_options.include_usage === true,
       deltaChunkSize,
+      reasoningTags,
       tools: clientTools ? null : await ChatTools.select(this.deps.tools, user, form.tool_ids, (details, message) => this.core.log.warn(details, message)),
       clientTools,
       request,
@@ -204,7 +215,7 @@ export class ChatPipeline {
    * The request's parameters over the model's over the global defaults
    * (`models.default_params`); `stream_response` of the model decides streaming.
    */
-  private async parameters(modelId: string, form: Json): Promise<{ params: Json; stream: boolean; deltaChunkSize: number }> {
+  private async parameters(modelId: string, form: Json): Promise<{ params: Json; stream: boolean; deltaChunkSize: number; reasoningTags: TagPair[] }> {
     const info = await this.deps.models.byId(modelId);
     const defaults = this.core.settings.get<Json | null>('models.default_params') ?? {};
     const modelParams: Json = { ...defaults, ...(info?.params ?? {}) };
@@ -212,7 +223,12 @@ export class ChatPipeline {
     const merged = { ...modelParams, ...requestParams };
     const stream = typeof modelParams.stream_response === 'boolean' ? modelParams.stream_response : form.stream === true;
     const chunk = Number(modelParams.stream_delta_chunk_size || requestParams.stream_delta_chunk_size || 1);
-    return { params: applyParamsOpenAI(merged, {}), stream, deltaChunkSize: Math.max(this.options.streamDeltaChunkSize, Number.isFinite(chunk) ? Math.trunc(chunk) : 1) };
+    return {
+      params: applyParamsOpenAI(merged, {}),
+      stream,
+      deltaChunkSize: Math.max(this.options.streamDeltaChunkSize, Number.isFinite(chunk) ? Math.trunc(chunk) : 1),
+      reasoningTags: reasoningTags(merged),
+    };
   }
 
   /** The answer slots: `message_ids` for several models at once, else the request's model and `id`. */
@@ -412,7 +428,7 @@ export class ChatPipeline {
       await this.webSearch(job, model, context, events);
       const { messages } = await this.attach(job, model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
-      const result = await generate(this.deps.completions, this.generationRequest(job, target, model, messages, events, context), sink);
+      const result = await generate(this.deps.completions, await this.generationRequest(job, target, model, messages, events, context), sink);
       sink.flush();
       if (result.cancelled) {
         events.send('chat:tasks:cancel');
@@ -485,14 +501,31 @@ export class ChatPipeline {
     return prepared;
   }
 
-  private generationRequest(job: Job, target: Target, model: Json, messages: Message[], events: MessageEvents | null, context: CallContext & { signal: AbortSignal }): GenerationRequest {
+  private async generationRequest(
+    job: Job,
+    target: Target,
+    model: Json,
+    messages: Message[],
+    events: MessageEvents | null,
+    context: CallContext & { signal: AbortSignal },
+  ): Promise<GenerationRequest> {
     const { realtime } = this.deps;
     const { user, sessionId, chatId, form } = job;
     const messageId = target.messageId;
+    const eventCall =
+      events && sessionId ? (event: unknown) => realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined;
+    // `features.code_interpreter` (code-interpreter.ts): its prompt joins the last user message, its blocks are run.
+    const { settings } = this.core;
+    const { access, python, files } = this.deps;
+    const code = await codeInterpreterFor(
+      { settings, access, python, files, blockedModules: this.options.codeInterpreterBlockedModules },
+      { user, form, model, chatId, messageId, eventCall: eventCall ?? null, sessionId, signal: context.signal },
+    );
     return {
       user,
       model: String(model.id),
-      messages,
+      messages: code ? withCodeInterpreterPrompt(messages, code.prompt) : messages,
+      tags: { reasoningTags: job.reasoningTags, codeInterpreter: code?.interpreter ?? null },
       params: job.params,
       stream: job.stream,
       includeUsage: job.includeUsage || modelReportsUsage(model),
@@ -513,8 +546,7 @@ export class ChatPipeline {
           model: model.id,
         },
         eventEmitter: events ? (event) => events.fromTool(event) : undefined,
-        eventCall:
-          events && sessionId ? (event) => realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined,
+        eventCall,
         extras: { __messages__: messages, __files__: form.files ?? [], __chat_id__: chatId || null, __message_id__: messageId, __model__: model },
       }),
     };
@@ -622,7 +654,7 @@ export class ChatPipeline {
         throw badRequest(errorText(error));
       }
     }
-    const request = this.generationRequest(job, target, model, messages, events, context);
+    const request = await this.generationRequest(job, target, model, messages, events, context);
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
@@ -647,7 +679,7 @@ export class ChatPipeline {
     const out = new PassThrough();
     if (sources.length > 0) out.write(sourcesEvent(sources));
     const chunks = new ChunkWriter(out, String(model.id));
-    void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta) })
+    void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta), reasoning: (delta) => chunks.reasoning(delta) })
       .then((result) => chunks.end(result, request.includeUsage))
       .catch((error: unknown) => chunks.end({ output: [], usage: null, error: errorText(error), cancelled: false, finishReason: null }, false));
     return { kind: 'stream', body: out };
@@ -714,9 +746,18 @@ function completionBody(model: string, result: GenerationResult): Json {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: outputText(result.output) }, finish_reason: result.finishReason ?? 'stop' }],
+    choices: [{ index: 0, message: { role: 'assistant', content: outputText(result.output), ...reasoningOf(result.output) }, finish_reason: result.finishReason ?? 'stop' }],
     ...(result.usage ? { usage: result.usage } : {}),
   };
+}
+
+/** The answer's reasoning as the `reasoning_content` of a whole answer (none: nothing). */
+function reasoningOf(output: OutputItem[]): Json {
+  const text = output
+    .filter((item) => item.type === 'reasoning' && Array.isArray(item.content))
+    .map((item) => (item.content as Json[]).map((part) => String(part.text ?? '')).join(''))
+    .join('\n');
+  return text ? { reasoning_content: text } : {};
 }
 
 /** An answer written as Chat Completions chunks, text as it arrives, as SDK clients read them. */
@@ -740,6 +781,12 @@ class ChunkWriter {
 
   text(delta: string): void {
     this.write(this.chunk(this.started ? { content: delta } : { role: 'assistant', content: delta }));
+    this.started = true;
+  }
+
+  /** Reasoning (upstream or from tags) as `reasoning_content` deltas, never as content. */
+  reasoning(delta: string): void {
+    this.write(this.chunk(this.started ? { reasoning_content: delta } : { role: 'assistant', reasoning_content: delta }));
     this.started = true;
   }
 

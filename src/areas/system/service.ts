@@ -78,7 +78,6 @@ const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
   'enable_calendar', // /api/v1/calendar
   'enable_automations', // /api/v1/automations
-  'enable_code_interpreter', // the pipeline's code interpreter
   'enable_image_generation', // /api/v1/images
   'enable_message_rating', // /api/v1/evaluations
   'enable_user_webhooks', // the answer notification to the user's webhook
@@ -192,8 +191,7 @@ export class SystemService {
         enable_web_search: get('web.search.enable'),
         enable_web_search_confirmation: get('web.search.confirmation.enable'),
         web_search_confirmation_content: get('web.search.confirmation.content'),
-        // Pyodide runs code in the browser; other engines need /api/v1/utils/code/execute, not served.
-        enable_code_execution: get('code_execution.enable') === true && get('code_execution.engine') === 'pyodide',
+        enable_code_execution: get('code_execution.enable'),
         enable_code_interpreter: get('code_interpreter.enable'),
         enable_image_generation: get('image_generation.enable'),
         enable_autocomplete_generation: get('task.autocomplete.enable'),
