@@ -77,6 +77,10 @@ import { defineCompatApi } from './core/python/compat-api.js';
 import { readWebOptions } from './areas/web/options.js';
 import { webArea } from './areas/web/routes.js';
 import { WebService } from './areas/web/service.js';
+import { readSchedulerOptions, Scheduler } from './core/scheduler/scheduler.js';
+import { automationsArea } from './areas/automations/routes.js';
+import { AutomationRunner } from './areas/automations/runner.js';
+import { AutomationsService } from './areas/automations/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -106,6 +110,7 @@ export interface Services {
   retrieval: RetrievalService;
   collections: CollectionsService;
   web: WebService;
+  automations: AutomationsService;
 }
 
 export interface Parley {
@@ -170,6 +175,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     tokens: new TokenService(env.secretKey, clock, revokedTokens),
     revokedTokens,
     changes,
+    scheduler: new Scheduler(database.db, database.dialect, clock, logger, readSchedulerOptions(env.raw)),
   };
 
   const users = new UsersService(core);
@@ -211,8 +217,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
+  const automations = new AutomationsService(core, access, folders, users, new AutomationRunner(core, { users, access, chats, folders, models, pipeline, realtime }));
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, automations };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -229,6 +236,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await registry.start();
   files.start();
   await notes.saveUnsavedDocuments();
+  core.scheduler.start();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.sessionUser(id),
@@ -280,6 +288,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     runningTasksArea,
     tasksArea,
     webArea,
+    automationsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
@@ -292,6 +301,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     services,
     async close() {
       // Running answers are stopped (and saved) while their sockets and database are still there.
+      await core.scheduler.stop();
+      await automations.close();
       await registry.close();
       await realtime.close();
       await noteCollaboration.close();

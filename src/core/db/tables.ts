@@ -376,6 +376,46 @@ export interface RetrievalVectorTable {
   embedding: number[];
 }
 
+/** Due work of the scheduler (core/scheduler); times in epoch milliseconds. */
+export interface ScheduledJobTable {
+  id: string;
+  kind: string;
+  key: string;
+  rule: string | null;
+  timezone: string | null;
+  next_run_at: number | null;
+  lease_owner: string | null;
+  lease_until: Generated<number>;
+  attempts: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Timestamps in nanoseconds, as the reference's. */
+export interface AutomationTable {
+  id: string;
+  user_id: string;
+  name: string;
+  data: string;
+  meta: JsonText;
+  folder_id: string | null;
+  is_active: Flag;
+  last_run_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AutomationRunTable {
+  id: string;
+  automation_id: string;
+  chat_id: string | null;
+  status: string;
+  error: string | null;
+  output: string | null;
+  duration_ms: number | null;
+  created_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -411,6 +451,9 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  scheduled_job: ScheduledJobTable;
+  automation: AutomationTable;
+  automation_run: AutomationRunTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -433,3 +476,6 @@ export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
 export type NoteRow = Selectable<NoteTable>;
 export type MemoryRow = Selectable<MemoryTable>;
+export type ScheduledJobRow = Selectable<ScheduledJobTable>;
+export type AutomationRow = Selectable<AutomationTable>;
+export type AutomationRunRow = Selectable<AutomationRunTable>;
