@@ -3,6 +3,7 @@ import { ERROR } from '../../../src/core/http/errors.js';
 import { fakeModel } from '../../helpers/fake-model.js';
 import { TestClock } from '../../helpers/server.js';
 import { as } from '../../helpers/users.js';
+import { openBrowser } from '../completions/setup.js';
 import { useServer } from '../../helpers/world.js';
 
 const HOUR = 3600;
@@ -177,5 +178,26 @@ describe('automations', () => {
     await world.server.parley.services.automations.close();
     expect(await runsOf(other.body.id)).toMatchObject([{ status: 'error', error: 'Model not found', chat_id: expect.any(String) }]);
     for (const automation of [id, other.body.id]) await world.api.delete(`/api/v1/automations/${automation}/delete`, as(world.alice));
+  });
+
+  it('tells the owner\'s sockets of a run now: the new chat, then the result', async () => {
+    world.model.script = (body) => ({ text: `Echo ${JSON.stringify(body.messages.at(-1).content)}` });
+    const browser = await openBrowser(world.server.url, world.alice.token);
+    const results: any[] = [];
+    browser.socket.on('automation:result', (payload: any) => results.push(payload));
+    try {
+      const created = await world.api.post('/api/v1/automations/create', form('FREQ=WEEKLY', { is_active: false, data: { prompt: 'Hi {{USER_NAME}}', model_id: 'fake-model', rrule: 'FREQ=WEEKLY' } }), as(world.alice));
+      const ran = await world.api.post(`/api/v1/automations/${created.body.id}/run`, {}, as(world.alice));
+      expect(ran.status, ran.text).toBe(200);
+      expect(world.takeEvents().filter((e) => e.event === 'automation.run_started').map((e) => e.data)).toEqual([{ name: 'Morning summary' }]);
+      const list = await browser.next((e) => e.type === 'chat:list', 'chat:list');
+      for (let i = 0; i < 200 && results.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(results).toEqual([{ automation_id: created.body.id, name: 'Morning summary', chat_id: list.chat_id, status: 'success' }]);
+      expect((await runsOf(created.body.id))[0]).toMatchObject({ status: 'success', chat_id: list.chat_id, output: 'Echo "Hi Auto Alice"' });
+      // Run now leaves a paused automation paused.
+      expect((await world.api.get(`/api/v1/automations/${created.body.id}`, as(world.alice))).body).toMatchObject({ is_active: false, next_run_at: null });
+    } finally {
+      browser.close();
+    }
   });
 });
