@@ -81,6 +81,8 @@ import { readSchedulerOptions, Scheduler } from './core/scheduler/scheduler.js';
 import { automationsArea } from './areas/automations/routes.js';
 import { AutomationRunner } from './areas/automations/runner.js';
 import { AutomationsService } from './areas/automations/service.js';
+import { calendarArea } from './areas/calendar/routes.js';
+import { CalendarService, readCalendarOptions } from './areas/calendar/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -111,6 +113,7 @@ export interface Services {
   collections: CollectionsService;
   web: WebService;
   automations: AutomationsService;
+  calendar: CalendarService;
 }
 
 export interface Parley {
@@ -218,8 +221,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const automations = new AutomationsService(core, access, folders, users, new AutomationRunner(core, { users, access, chats, folders, models, pipeline, realtime }));
+  const calendar = new CalendarService(core, access, users, realtime, readCalendarOptions(env.raw));
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, automations };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, automations, calendar };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -289,6 +293,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     tasksArea,
     webArea,
     automationsArea,
+    calendarArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));

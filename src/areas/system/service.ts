@@ -77,7 +77,6 @@ export interface SystemServices {
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
   'enable_channels', // /api/v1/channels
-  'enable_calendar', // /api/v1/calendar
   'enable_code_interpreter', // the pipeline's code interpreter
   'enable_image_generation', // /api/v1/images
   'enable_message_rating', // /api/v1/evaluations

@@ -416,6 +416,49 @@ export interface AutomationRunTable {
   created_at: number;
 }
 
+/** Calendars (issue 21); timestamps in nanoseconds, as the reference's. */
+export interface CalendarTable {
+  id: string;
+  user_id: string;
+  name: string;
+  color: string | null;
+  is_default: Flag;
+  data: JsonText;
+  meta: JsonText;
+  feed_token: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CalendarEventTable {
+  id: string;
+  calendar_id: string;
+  user_id: string;
+  title: string;
+  description: string | null;
+  start_at: number;
+  end_at: number | null;
+  all_day: Flag;
+  rrule: string | null;
+  color: string | null;
+  location: string | null;
+  data: JsonText;
+  meta: JsonText;
+  is_cancelled: Flag;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CalendarEventAttendeeTable {
+  id: string;
+  event_id: string;
+  user_id: string;
+  status: string;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -454,6 +497,9 @@ export interface Database {
   scheduled_job: ScheduledJobTable;
   automation: AutomationTable;
   automation_run: AutomationRunTable;
+  calendar: CalendarTable;
+  calendar_event: CalendarEventTable;
+  calendar_event_attendee: CalendarEventAttendeeTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -479,3 +525,6 @@ export type MemoryRow = Selectable<MemoryTable>;
 export type ScheduledJobRow = Selectable<ScheduledJobTable>;
 export type AutomationRow = Selectable<AutomationTable>;
 export type AutomationRunRow = Selectable<AutomationRunTable>;
+export type CalendarRow = Selectable<CalendarTable>;
+export type CalendarEventRow = Selectable<CalendarEventTable>;
+export type CalendarEventAttendeeRow = Selectable<CalendarEventAttendeeTable>;

@@ -13,6 +13,7 @@ import * as knowledge from './0011_knowledge.js';
 import * as notes from './0012_notes.js';
 import * as memories from './0013_memories.js';
 import * as scheduler from './0017_scheduler.js';
+import * as calendar from './0018_calendar.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_notes': notes,
   '0013_memories': memories,
   '0017_scheduler': scheduler,
+  '0018_calendar': calendar,
 };
 
 export const migrationProvider: MigrationProvider = {
