@@ -20,6 +20,8 @@ import {
 import type { CalendarService } from './service.js';
 
 const Status = Type.Object({ status: Type.Boolean() });
+/** An .ics file's text, as JSON (at most the request body limit). */
+const ImportForm = Type.Object({ ics: Type.String({ minLength: 1 }) });
 
 /** `/api/v1/calendars` (routers/calendar.py): the 13 operations; `/events…` before `/{calendar_id}`. */
 async function calendarRoutes(app: App, ctx: AreaContext<{ calendar: CalendarService }>): Promise<void> {
@@ -57,6 +59,23 @@ async function calendarRoutes(app: App, ctx: AreaContext<{ calendar: CalendarSer
 
   app.post('/events/:event_id/rsvp', { onRequest: auth.verified, schema: { tags, params: EventParams, body: RSVPForm, response: { 200: Type.Object({ status: Type.Boolean(), rsvp: Type.String() }) } } }, (request) =>
     calendar.rsvp(request.user!, request.params.event_id, request.body.status),
+  );
+
+  // Parley's: a read-only iCalendar feed per calendar (secret URL, no sign-in), and .ics import.
+  app.get('/feed/:file', { schema: { tags, params: Type.Object({ file: Type.String() }) } }, async (request, reply) =>
+    reply.type('text/calendar; charset=utf-8').send(await calendar.feed(request.params.file)),
+  );
+
+  app.post('/:calendar_id/feed', { onRequest: auth.verified, schema: { tags, params: CalendarParams, response: { 200: Type.Object({ token: Type.String(), url: Type.String() }) } } }, (request) =>
+    calendar.rotateFeed(request.user!, request.params.calendar_id),
+  );
+
+  app.delete('/:calendar_id/feed', { onRequest: auth.verified, schema: { tags, params: CalendarParams, response: { 200: Status } } }, (request) =>
+    calendar.revokeFeed(request.user!, request.params.calendar_id),
+  );
+
+  app.post('/:calendar_id/import', { onRequest: auth.verified, schema: { tags, params: CalendarParams, body: ImportForm, response: { 200: Type.Object({ imported: Type.Integer(), skipped: Type.Integer() }) } } }, (request) =>
+    calendar.importIcs(request.user!, request.params.calendar_id, request.body.ics),
   );
 
   app.get('/:calendar_id', { onRequest: auth.verified, schema: { tags, params: CalendarParams, response: { 200: CalendarModel } } }, (request) =>

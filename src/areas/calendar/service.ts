@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { type AccessGrant, RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { AccessService } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
@@ -7,6 +7,7 @@ import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/ht
 import type { Realtime } from '../../core/realtime/server.js';
 import { Recurrence, RecurrenceError, toWallClock } from '../../core/scheduler/recurrence.js';
 import type { UsersService } from '../users/service.js';
+import { calendarFeed, parseCalendar } from './ics.js';
 import type { CalendarEventForm, CalendarEventUpdateForm, CalendarForm, CalendarUpdateForm, EventsQuery, SearchQuery } from './schemas.js';
 import { type AttendeeRecord, type CalendarRecord, CalendarStore, type EventRecord, type EventWrite } from './store.js';
 
@@ -339,6 +340,68 @@ export class CalendarService {
     if (!(await this.store().setRsvp(eventId, user.id, status, this.nowNs()))) throw notFound('Not an attendee of this event');
     await this.publish(user, 'calendar.event.rsvp_updated', eventId, { status });
     return { status: true, rsvp: status };
+  }
+
+  // ---- iCalendar (Parley's) ----------------------------------------------------
+
+  /** The owner (or an admin) may publish, rotate or revoke a calendar's feed, and import into it. */
+  private async ownCalendar(user: UserRecord, calendarId: string): Promise<CalendarRecord> {
+    const calendar = await this.calendarFor(user, calendarId, 'write');
+    if (calendar.user_id !== user.id && !isAdmin(user)) throw forbidden('Only owner can manage sharing');
+    return calendar;
+  }
+
+  /** `POST /{id}/feed`: a new secret feed URL (the previous one stops working). */
+  async rotateFeed(user: UserRecord, calendarId: string): Promise<{ token: string; url: string }> {
+    await this.requireFeature(user);
+    await this.ownCalendar(user, calendarId);
+    const token = randomBytes(24).toString('base64url');
+    await this.store().updateCalendar(calendarId, { feed_token: token }, this.nowNs());
+    return { token, url: `/api/v1/calendars/feed/${token}.ics` };
+  }
+
+  /** `DELETE /{id}/feed`: the feed URL stops working. */
+  async revokeFeed(user: UserRecord, calendarId: string): Promise<{ status: true }> {
+    await this.requireFeature(user);
+    await this.ownCalendar(user, calendarId);
+    await this.store().updateCalendar(calendarId, { feed_token: null }, this.nowNs());
+    return { status: true };
+  }
+
+  /** `GET /feed/{token}.ics`: no sign-in, the token is the secret; 404 for an unknown or revoked one, or with the feature off. */
+  async feed(file: string): Promise<string> {
+    const token = file.replace(/\.ics$/, '');
+    const calendar = token && this.core.settings.get<boolean>('calendar.enable') ? await this.store().calendarByFeedToken(token) : null;
+    if (!calendar) throw notFound();
+    const owner = await this.users.byId(calendar.user_id);
+    return calendarFeed(calendar.name, owner?.timezone ?? 'UTC', await this.store().eventsOf(calendar.id));
+  }
+
+  /** `POST /{id}/import`: the events of an .ics file into the calendar; events whose rule Parley refuses are skipped. */
+  async importIcs(user: UserRecord, calendarId: string, ics: string): Promise<{ imported: number; skipped: number }> {
+    await this.requireFeature(user);
+    await this.calendarFor(user, calendarId, 'write');
+    let parsed;
+    try {
+      parsed = parseCalendar(ics, user.timezone ?? 'UTC');
+    } catch (error) {
+      throw invalid(`Invalid iCalendar file: ${(error as Error).message}`);
+    }
+    let imported = 0;
+    for (const item of parsed) {
+      const now = this.nowNs();
+      const event: EventRecord = { id: randomUUID(), calendar_id: calendarId, user_id: user.id, ...item, color: null, data: null, meta: { imported: true }, is_cancelled: false, created_at: now, updated_at: now };
+      try {
+        await this.checkEvent(user, event, null);
+      } catch {
+        continue;
+      }
+      await this.store().insertEvent(event);
+      await this.planAlert(event, user.timezone);
+      imported++;
+    }
+    await this.publish(user, 'calendar.updated', calendarId, { name: (await this.store().calendar(calendarId))?.name ?? '' });
+    return { imported, skipped: parsed.length - imported };
   }
 
   // ---- alerts --------------------------------------------------------------------

@@ -133,6 +133,10 @@ export class CalendarStore {
     return ids;
   }
 
+  async eventsOf(calendarId: string): Promise<EventRecord[]> {
+    return (await this.db.selectFrom('calendar_event').selectAll().where('calendar_id', '=', calendarId).orderBy('start_at').orderBy('id').execute()).map(toEvent);
+  }
+
   async event(id: string): Promise<EventRecord | null> {
     const row = await this.db.selectFrom('calendar_event').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toEvent(row) : null;

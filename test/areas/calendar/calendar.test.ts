@@ -1,3 +1,4 @@
+import nodeIcal from 'node-ical';
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
 import { TestClock } from '../../helpers/server.js';
@@ -181,5 +182,47 @@ describe('calendar', () => {
       await world.api.post('/api/v1/auths/admin/config', { ...config, ENABLE_CALENDAR: true }, as(world.admin));
     }
     expect((await world.api.get('/api/config', as(world.alice))).body.features.enable_calendar).toBe(true);
+  });
+
+  it('publishes a calendar as a revocable iCalendar feed that node-ical reads back, and imports .ics files', async () => {
+    await world.api.post('/api/v1/auths/update/timezone', { timezone: 'Europe/Paris' }, as(world.alice));
+    const made = await world.api.post('/api/v1/calendars/create', { name: 'Exported' }, as(world.alice));
+    const calendarId = made.body.id;
+    const add = (body: Record<string, unknown>) => world.api.post('/api/v1/calendars/events/create', { calendar_id: calendarId, ...body }, as(world.alice));
+    await add({ title: 'Standup', location: 'Room 2', start_at: ns('2026-03-02T09:00:00Z'), end_at: ns('2026-03-02T09:15:00Z'), rrule: 'FREQ=WEEKLY;BYDAY=MO,WE\nEXDATE:20260304T100000' });
+    await add({ title: 'Launch', description: 'Big day', start_at: ns('2026-03-10T14:00:00Z') });
+
+    expect((await world.api.post(`/api/v1/calendars/${calendarId}/feed`, {}, as(world.bob))).status).toBe(403);
+    const published = await world.api.post(`/api/v1/calendars/${calendarId}/feed`, {}, as(world.alice));
+    expect(published.status, published.text).toBe(200);
+    const feed = await world.api.get(published.body.url);
+    expect(feed.status).toBe(200);
+    expect(feed.headers.get('content-type')).toContain('text/calendar');
+    const parsed = Object.values(nodeIcal.sync.parseICS(feed.text)).filter((c: any) => c.type === 'VEVENT') as any[];
+    const standup = parsed.find((e) => e.summary === 'Standup');
+    expect(standup.start.toISOString()).toBe('2026-03-02T09:00:00.000Z');
+    expect(standup.location).toBe('Room 2');
+    // Paris is UTC+1 until 29 March, UTC+2 after: the rule keeps 10:00 local.
+    expect(standup.rrule.between(new Date('2026-03-01T00:00:00Z'), new Date('2026-04-02T00:00:00Z')).map((d: Date) => d.toISOString())).toEqual(
+      expect.arrayContaining(['2026-03-02T09:00:00.000Z', '2026-03-30T08:00:00.000Z']),
+    );
+    expect(Object.values(standup.exdate).map((d: any) => d.toISOString())).toContain('2026-03-04T09:00:00.000Z');
+    expect(parsed.find((e) => e.summary === 'Launch')).toMatchObject({ description: 'Big day' });
+
+    // Rotated: the old URL stops working; revoked: none works.
+    const rotated = await world.api.post(`/api/v1/calendars/${calendarId}/feed`, {}, as(world.alice));
+    expect((await world.api.get(published.body.url)).status).toBe(404);
+    expect((await world.api.get(rotated.body.url)).status).toBe(200);
+    expect((await world.api.delete(`/api/v1/calendars/${calendarId}/feed`, as(world.alice))).body).toEqual({ status: true });
+    expect((await world.api.get(rotated.body.url)).status).toBe(404);
+
+    // The feed imported into another calendar gives the same occurrences.
+    const target = (await world.api.post('/api/v1/calendars/create', { name: 'Imported' }, as(world.alice))).body.id;
+    const imported = await world.api.post(`/api/v1/calendars/${target}/import`, { ics: feed.text }, as(world.alice));
+    expect(imported.body).toEqual({ imported: 2, skipped: 0 });
+    const range = '/api/v1/calendars/events?start=2026-03-01T00:00:00Z&end=2026-04-02T00:00:00Z';
+    const starts = async (id: string) => (await world.api.get(`${range}&calendar_ids=${id}`, as(world.alice))).body.map((e: any) => [e.title, iso(e.start_at)]);
+    expect(await starts(target)).toEqual(await starts(calendarId));
+    expect((await world.api.post(`/api/v1/calendars/${target}/import`, { ics: 'hello' }, as(world.alice))).status).toBe(422);
   });
 });
