@@ -134,7 +134,7 @@ export function parseCalendar(ics: string, timeZone: string): ImportedEvent[] {
       description: text(component.description),
       location: text(component.location),
       start_at: start * NS_PER_MS,
-      end_at: end !== null && end >= start ? end * NS_PER_MS : null,
+      end_at: end !== null && end > start ? end * NS_PER_MS : null,
       all_day: component.datetype === 'date',
       rrule,
     });
