@@ -66,13 +66,13 @@ export class CalendarService {
   }
 
   /** check_calendar_permission: the feature off, or no `features.calendar`: 403. */
-  async requireFeature(user: UserRecord): Promise<void> {
+  private async requireFeature(user: UserRecord): Promise<void> {
     if (!this.core.settings.get<boolean>('calendar.enable')) throw forbidden(ERROR.UNAUTHORIZED);
     if (!isAdmin(user) && !(await this.access.hasPermission(user, 'features.calendar'))) throw forbidden(ERROR.UNAUTHORIZED);
   }
 
   /** _check_calendar_access: owner, admin, or a grant; 404 / 403 with the reference's words. */
-  async calendarFor(user: UserRecord, calendarId: string, permission: 'read' | 'write'): Promise<CalendarRecord> {
+  private async calendarFor(user: UserRecord, calendarId: string, permission: 'read' | 'write'): Promise<CalendarRecord> {
     const calendar = await this.store().calendar(calendarId);
     if (!calendar) throw notFound('Calendar not found');
     if (calendar.user_id === user.id || isAdmin(user)) return calendar;
