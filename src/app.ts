@@ -221,7 +221,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const automations = new AutomationsService(core, access, folders, users, new AutomationRunner(core, { users, access, chats, folders, models, pipeline, realtime }));
-  const calendar = new CalendarService(core, access, users, realtime, readCalendarOptions(env.raw));
+  const calendar = new CalendarService(core, access, users, realtime, automations, readCalendarOptions(env.raw));
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, automations, calendar };
 

@@ -211,6 +211,35 @@ export class AutomationsService {
     return this.store().runs(id, query.skip ?? 0, query.limit ?? 50);
   }
 
+  /** Whether the user may use automations (the calendar shows their schedule then), without refusing. */
+  async available(user: UserRecord): Promise<boolean> {
+    if (!this.core.settings.get<boolean>('automations.enable')) return false;
+    return isAdmin(user) || this.access.hasPermission(user, 'features.automations');
+  }
+
+  /**
+   * The user's schedule in [startMs, endMs) for the calendar's "Scheduled Tasks"
+   * view: the upcoming runs of active automations (from now on, in the user's
+   * zone) and the runs recorded in the range.
+   */
+  async schedule(user: UserRecord, startMs: number, endMs: number, limit: number): Promise<{ upcoming: { automation: AutomationRecord; at: number }[]; runs: { run: AutomationRunRecord; automation: AutomationRecord }[] }> {
+    const store = this.store();
+    const now = this.core.clock.nowMs();
+    const upcoming: { automation: AutomationRecord; at: number }[] = [];
+    const active = await store.activeOf(user.id);
+    const nextRuns = await this.core.scheduler.nextRuns(AUTOMATION_JOB, active.map((a) => a.id));
+    for (const automation of active) {
+      try {
+        const rule = Recurrence.parse(automation.data.rrule, user.timezone);
+        // Anchored at the planned next run, as the scheduler counts.
+        for (const at of rule.between(Math.max(startMs, now), endMs, nextRuns.get(automation.id) ?? now, limit)) upcoming.push({ automation, at });
+      } catch {
+        // A stored rule that no longer parses shows no upcoming runs.
+      }
+    }
+    return { upcoming, runs: await store.runsInRange(user.id, startMs * NS_PER_MS, endMs * NS_PER_MS, limit) };
+  }
+
   /** Runs started by "run now" end before the database closes. */
   async close(): Promise<void> {
     await Promise.all(this.manualRuns);

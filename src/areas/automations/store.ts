@@ -79,6 +79,32 @@ export class AutomationStore {
     return { items: rows.map(toRecord), total: Number(total.n) };
   }
 
+  async activeOf(userId: string): Promise<AutomationRecord[]> {
+    return (await this.db.selectFrom('automation').selectAll().where('user_id', '=', userId).where('is_active', '=', true).orderBy('created_at', 'desc').execute()).map(toRecord);
+  }
+
+  /** The user's runs created in [start, end) (ns), oldest first, at most `limit`, with their automation. */
+  async runsInRange(userId: string, start: number, end: number, limit: number): Promise<{ run: AutomationRunRecord; automation: AutomationRecord }[]> {
+    const runs = (
+      await this.db
+        .selectFrom('automation_run')
+        .innerJoin('automation', 'automation.id', 'automation_run.automation_id')
+        .selectAll('automation_run')
+        .where('automation.user_id', '=', userId)
+        .where('automation_run.created_at', '>=', start)
+        .where('automation_run.created_at', '<', end)
+        .orderBy('automation_run.created_at')
+        .limit(limit)
+        .execute()
+    ).map(toRun);
+    const ids = [...new Set(runs.map((run) => run.automation_id))];
+    const automations = new Map(ids.length > 0 ? (await this.db.selectFrom('automation').selectAll().where('id', 'in', ids).execute()).map((row) => [row.id, toRecord(row)]) : []);
+    return runs.flatMap((run) => {
+      const automation = automations.get(run.automation_id);
+      return automation ? [{ run, automation }] : [];
+    });
+  }
+
   async insert(automation: AutomationRecord): Promise<void> {
     await this.db
       .insertInto('automation')

@@ -6,6 +6,7 @@ import type { Core } from '../../core/context.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound } from '../../core/http/errors.js';
 import type { Realtime } from '../../core/realtime/server.js';
 import { Recurrence, RecurrenceError, toWallClock } from '../../core/scheduler/recurrence.js';
+import type { AutomationsService } from '../automations/service.js';
 import type { UsersService } from '../users/service.js';
 import { calendarFeed, parseCalendar } from './ics.js';
 import type { CalendarEventForm, CalendarEventUpdateForm, CalendarForm, CalendarUpdateForm, EventsQuery, SearchQuery } from './schemas.js';
@@ -21,6 +22,8 @@ const RSVP_STATUSES = ['accepted', 'declined', 'tentative', 'pending'];
 /** Occurrences one recurring event contributes to a listing at most (the reference's). */
 const MAX_INSTANCES = 5000;
 const invalid = (detail: string) => new HttpError(422, detail);
+/** The virtual calendar of the user's automations (the reference's id). */
+export const SCHEDULED_TASKS_CALENDAR_ID = '__scheduled_tasks__';
 
 export interface CalendarOptions {
   /** Minutes before an event its alert is sent, unless its `meta.alert_minutes` says (CALENDAR_ALERT_LOOKAHEAD_MINUTES). */
@@ -49,6 +52,7 @@ export class CalendarService {
     private readonly access: AccessService,
     private readonly users: UsersService,
     private readonly realtime: Realtime,
+    private readonly automations: AutomationsService,
     private readonly options: CalendarOptions,
   ) {
     core.scheduler.handle(CALENDAR_ALERT_JOB, {
@@ -97,14 +101,21 @@ export class CalendarService {
 
   // ---- calendars -----------------------------------------------------------------
 
-  /** `GET /`: owned and shared calendars; a user without a default calendar gets a `Personal` one. */
+  /**
+   * `GET /`: owned and shared calendars; a user without a default calendar gets a
+   * `Personal` one; users who may use automations also get the virtual "Scheduled Tasks" one.
+   */
   async list(user: UserRecord): Promise<CalendarResponse[]> {
     await this.requireFeature(user);
+    const now = this.nowNs();
     if (!(await this.store().hasDefault(user.id))) {
-      const now = this.nowNs();
       await this.store().insertCalendar({ id: randomUUID(), user_id: user.id, name: 'Personal', color: '#3b82f6', is_default: true, data: null, meta: null, feed_token: null, created_at: now, updated_at: now });
     }
-    return this.respond(await this.visibleCalendars(user));
+    const calendars = await this.respond(await this.visibleCalendars(user));
+    if (await this.automations.available(user)) {
+      calendars.push({ id: SCHEDULED_TASKS_CALENDAR_ID, user_id: user.id, name: 'Scheduled Tasks', color: '#8b5cf6', is_default: false, is_system: true, data: null, meta: null, access_grants: [], created_at: now, updated_at: now });
+    }
+    return calendars;
   }
 
   /** `POST /create`: grants the user may not give are dropped (sharing.public_calendars). */
@@ -151,6 +162,7 @@ export class CalendarService {
   /** `DELETE /{id}/delete`: the owner's (or an admin's), never the default; with its events, attendees, grants and alerts. */
   async delete(user: UserRecord, calendarId: string): Promise<{ status: true }> {
     await this.requireFeature(user);
+    if (calendarId === SCHEDULED_TASKS_CALENDAR_ID) throw badRequest('System calendars cannot be deleted');
     const calendar = await this.calendarFor(user, calendarId, 'write');
     if (calendar.user_id !== user.id && !isAdmin(user)) throw forbidden('Only owner can delete calendar');
     if (calendar.is_default) throw badRequest('Default calendar cannot be deleted');
@@ -258,7 +270,39 @@ export class CalendarService {
         out.push({ ...event, start_at: at, end_at: duration !== null ? at + duration : null, instance_id: `${event.id}_${at}` });
       }
     }
+    if ((!wanted || wanted.has(SCHEDULED_TASKS_CALENDAR_ID)) && (await this.automations.available(user))) out.push(...(await this.scheduledTasks(user, start, end)));
     return out.sort((a, b) => a.start_at - b.start_at);
+  }
+
+  /** The "Scheduled Tasks" calendar's events: automations' upcoming runs, and their recorded runs (the reference's shapes). */
+  private async scheduledTasks(user: UserRecord, start: number, end: number): Promise<EventResponse[]> {
+    const { upcoming, runs } = await this.automations.schedule(user, start, end, MAX_INSTANCES);
+    const base = { calendar_id: SCHEDULED_TASKS_CALENDAR_ID, user_id: user.id, end_at: null, all_day: false, color: null, location: null, data: null, is_cancelled: false, attendees: [], user: null };
+    return [
+      ...upcoming.map(({ automation, at }) => ({
+        ...base,
+        id: `auto_${automation.id}`,
+        instance_id: `auto_${automation.id}_${at * NS_PER_MS}`,
+        title: automation.name,
+        description: automation.data.prompt,
+        start_at: at * NS_PER_MS,
+        rrule: automation.data.rrule,
+        meta: { automation_id: automation.id },
+        created_at: automation.created_at,
+        updated_at: automation.updated_at,
+      })),
+      ...runs.map(({ run, automation }) => ({
+        ...base,
+        id: `run_${run.id}`,
+        title: automation.name,
+        description: run.status === 'error' ? run.error : '',
+        start_at: run.created_at,
+        rrule: null,
+        meta: { automation_id: automation.id, run_id: run.id, chat_id: run.chat_id, status: run.status },
+        created_at: run.created_at,
+        updated_at: run.created_at,
+      })),
+    ];
   }
 
   /** `POST /events/create`: into a calendar the user may write. */

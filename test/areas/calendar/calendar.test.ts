@@ -225,4 +225,25 @@ describe('calendar', () => {
     expect(await starts(target)).toEqual(await starts(calendarId));
     expect((await world.api.post(`/api/v1/calendars/${target}/import`, { ics: 'hello' }, as(world.alice))).status).toBe(422);
   });
+
+  it('shows automations as the virtual Scheduled Tasks calendar to those who may use them', async () => {
+    expect((await world.api.get('/api/v1/calendars/', as(world.alice))).body.some((c: any) => c.is_system)).toBe(false);
+    const calendars = (await world.api.get('/api/v1/calendars/', as(world.admin))).body;
+    expect(calendars.find((c: any) => c.is_system)).toMatchObject({ id: '__scheduled_tasks__', name: 'Scheduled Tasks', user_id: world.admin.id });
+    expect(await world.api.delete('/api/v1/calendars/__scheduled_tasks__/delete', as(world.admin))).toMatchObject({ status: 400, body: { detail: 'System calendars cannot be deleted' } });
+
+    const automation = await world.api.post('/api/v1/automations/create', { name: 'Digest', data: { prompt: 'Digest please', model_id: 'no-model', rrule: 'FREQ=DAILY;BYHOUR=9;BYMINUTE=0' } }, as(world.admin));
+    expect(automation.status, automation.text).toBe(200);
+    // A run (failing: there is no model) recorded now.
+    await world.api.post(`/api/v1/automations/${automation.body.id}/run`, {}, as(world.admin));
+    await world.server.parley.services.automations.close();
+    const now = clock.nowMs();
+    const range = `start=${new Date(now - 3600_000).toISOString()}&end=${new Date(now + 3 * 86_400_000).toISOString()}`;
+    const listed = (await world.api.get(`/api/v1/calendars/events?${range}&calendar_ids=__scheduled_tasks__`, as(world.admin))).body;
+    const upcoming = listed.filter((e: any) => e.id === `auto_${automation.body.id}`);
+    expect(upcoming.map((e: any) => new Date(e.start_at / NS).toISOString().slice(11))).toEqual(['09:00:00.000Z', '09:00:00.000Z', '09:00:00.000Z']);
+    expect(upcoming[0]).toMatchObject({ calendar_id: '__scheduled_tasks__', title: 'Digest', description: 'Digest please', meta: { automation_id: automation.body.id } });
+    expect(listed.filter((e: any) => e.id.startsWith('run_'))).toMatchObject([{ title: 'Digest', description: 'Model not found', meta: { automation_id: automation.body.id, status: 'error' } }]);
+    await world.api.delete(`/api/v1/automations/${automation.body.id}/delete`, as(world.admin));
+  });
 });
