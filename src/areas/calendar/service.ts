@@ -96,7 +96,8 @@ export class CalendarService {
   }
 
   private publish(user: UserRecord, event: string, subjectId: string, data: Json) {
-    return this.core.events.publish({ event, actor: user, subjectId, subjectType: event.startsWith('calendar.event') ? 'calendar_event' : 'calendar', data });
+    // The subject type is the event's resource (`calendar`, `calendar.event`), as the reference's.
+    return this.core.events.publish({ event, actor: user, subjectId, data });
   }
 
   // ---- calendars -----------------------------------------------------------------

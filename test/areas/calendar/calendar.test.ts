@@ -107,7 +107,7 @@ describe('calendar', () => {
 
     world.takeEvents();
     expect((await world.api.post(`/api/v1/calendars/events/${id}/rsvp`, { status: 'accepted' }, as(world.bob))).body).toEqual({ status: true, rsvp: 'accepted' });
-    expect(world.takeEvents().map((e) => [e.event, e.data])).toEqual([['calendar.event.rsvp_updated', { status: 'accepted' }]]);
+    expect(world.takeEvents().map((e) => [e.event, e.subject, e.data])).toEqual([['calendar.event.rsvp_updated', { type: 'calendar.event', id }, { status: 'accepted' }]]);
     expect(await world.api.post(`/api/v1/calendars/events/${id}/rsvp`, { status: 'maybe' }, as(world.bob))).toMatchObject({ status: 400, body: { detail: 'Invalid status' } });
     expect(await world.api.post(`/api/v1/calendars/events/${id}/rsvp`, { status: 'accepted' }, as(world.admin))).toMatchObject({ status: 404, body: { detail: 'Not an attendee of this event' } });
     expect((await world.api.get(`/api/v1/calendars/events/${id}`, as(world.alice))).body.attendees).toMatchObject([{ user_id: world.bob.id, status: 'accepted' }]);
