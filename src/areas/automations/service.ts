@@ -222,7 +222,7 @@ export class AutomationsService {
    * view: the upcoming runs of active automations (from now on, in the user's
    * zone) and the runs recorded in the range.
    */
-  async schedule(user: UserRecord, startMs: number, endMs: number, limit: number): Promise<{ upcoming: { automation: AutomationRecord; at: number }[]; runs: { run: AutomationRunRecord; automation: AutomationRecord }[] }> {
+  async calendarEntries(user: UserRecord, startMs: number, endMs: number, limit: number): Promise<{ upcoming: { automation: AutomationRecord; at: number }[]; runs: { run: AutomationRunRecord; automation: AutomationRecord }[] }> {
     const store = this.store();
     const now = this.core.clock.nowMs();
     const upcoming: { automation: AutomationRecord; at: number }[] = [];

@@ -277,7 +277,7 @@ export class CalendarService {
 
   /** The "Scheduled Tasks" calendar's events: automations' upcoming runs, and their recorded runs (the reference's shapes). */
   private async scheduledTasks(user: UserRecord, start: number, end: number): Promise<EventResponse[]> {
-    const { upcoming, runs } = await this.automations.schedule(user, start, end, MAX_INSTANCES);
+    const { upcoming, runs } = await this.automations.calendarEntries(user, start, end, MAX_INSTANCES);
     const base = { calendar_id: SCHEDULED_TASKS_CALENDAR_ID, user_id: user.id, end_at: null, all_day: false, color: null, location: null, data: null, is_cancelled: false, attendees: [], user: null };
     return [
       ...upcoming.map(({ automation, at }) => ({
