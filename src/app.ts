@@ -82,6 +82,12 @@ import { channelsArea } from './areas/channels/routes.js';
 import { ChannelsService } from './areas/channels/service.js';
 import { ChannelModelReplies } from './areas/channels/replies.js';
 import { connectChannelSockets } from './areas/channels/realtime.js';
+import { readSchedulerOptions, Scheduler } from './core/scheduler/scheduler.js';
+import { automationsArea } from './areas/automations/routes.js';
+import { AutomationRunner } from './areas/automations/runner.js';
+import { AutomationsService } from './areas/automations/service.js';
+import { calendarArea } from './areas/calendar/routes.js';
+import { CalendarService, readCalendarOptions } from './areas/calendar/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -112,6 +118,8 @@ export interface Services {
   collections: CollectionsService;
   web: WebService;
   channels: ChannelsService;
+  automations: AutomationsService;
+  calendar: CalendarService;
 }
 
 export interface Parley {
@@ -176,6 +184,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     tokens: new TokenService(env.secretKey, clock, revokedTokens),
     revokedTokens,
     changes,
+    scheduler: new Scheduler(database.db, database.dialect, clock, logger, readSchedulerOptions(env.raw)),
   };
 
   const users = new UsersService(core);
@@ -217,12 +226,14 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, access, python, files, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
+  const automations = new AutomationsService(core, access, folders, users, new AutomationRunner(core, { users, access, chats, folders, models, pipeline, realtime }));
+  const calendar = new CalendarService(core, access, users, realtime, automations, readCalendarOptions(env.raw));
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const channels = new ChannelsService(core, access, users, groups, files, realtime);
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -239,6 +250,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   await registry.start();
   files.start();
   await notes.saveUnsavedDocuments();
+  core.scheduler.start();
 
   const auth = createAuthGuard(core.tokens, {
     userById: (id) => users.sessionUser(id),
@@ -292,6 +304,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     tasksArea,
     webArea,
     channelsArea,
+    automationsArea,
+    calendarArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
@@ -304,6 +318,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     services,
     async close() {
       // Running answers are stopped (and saved) while their sockets and database are still there.
+      await core.scheduler.stop();
+      await automations.close();
       await registry.close();
       await channelReplies.close();
       await realtime.close();

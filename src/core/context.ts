@@ -8,6 +8,7 @@ import type { ChangeFeed } from './changes.js';
 import type { Clock } from './clock.js';
 import type { DatabaseHandle, Db } from './db/database.js';
 import type { EventBus } from './events/publish.js';
+import type { Scheduler } from './scheduler/scheduler.js';
 
 /** The shared machinery every area's service is built from (see app.ts). */
 export interface Core {
@@ -23,6 +24,8 @@ export interface Core {
   revokedTokens: RevokedTokens;
   /** Change notices between the in-memory caches of this and other instances. */
   changes: ChangeFeed;
+  /** Due work in the database, run once across instances (automations, alerts; docs/scheduler.md). */
+  scheduler: Scheduler;
 }
 
 /**

@@ -76,8 +76,6 @@ export interface SystemServices {
  */
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
-  'enable_calendar', // /api/v1/calendar
-  'enable_automations', // /api/v1/automations
   'enable_image_generation', // /api/v1/images
   'enable_message_rating', // /api/v1/evaluations
   'enable_user_webhooks', // the answer notification to the user's webhook

@@ -450,6 +450,89 @@ export interface RetrievalVectorTable {
   embedding: number[];
 }
 
+/** Due work of the scheduler (core/scheduler); times in epoch milliseconds. */
+export interface ScheduledJobTable {
+  id: string;
+  kind: string;
+  key: string;
+  rule: string | null;
+  timezone: string | null;
+  next_run_at: number | null;
+  lease_owner: string | null;
+  lease_until: Generated<number>;
+  attempts: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Timestamps in nanoseconds, as the reference's. */
+export interface AutomationTable {
+  id: string;
+  user_id: string;
+  name: string;
+  data: string;
+  meta: JsonText;
+  folder_id: string | null;
+  is_active: Flag;
+  last_run_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AutomationRunTable {
+  id: string;
+  automation_id: string;
+  chat_id: string | null;
+  status: string;
+  error: string | null;
+  output: string | null;
+  duration_ms: number | null;
+  created_at: number;
+}
+
+/** Calendars (issue 21); timestamps in nanoseconds, as the reference's. */
+export interface CalendarTable {
+  id: string;
+  user_id: string;
+  name: string;
+  color: string | null;
+  is_default: Flag;
+  data: JsonText;
+  meta: JsonText;
+  feed_token: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CalendarEventTable {
+  id: string;
+  calendar_id: string;
+  user_id: string;
+  title: string;
+  description: string | null;
+  start_at: number;
+  end_at: number | null;
+  all_day: Flag;
+  rrule: string | null;
+  color: string | null;
+  location: string | null;
+  data: JsonText;
+  meta: JsonText;
+  is_cancelled: Flag;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CalendarEventAttendeeTable {
+  id: string;
+  event_id: string;
+  user_id: string;
+  status: string;
+  meta: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -491,6 +574,13 @@ export interface Database {
   channel_file: ChannelFileTable;
   message: MessageTable;
   message_reaction: MessageReactionTable;
+
+  scheduled_job: ScheduledJobTable;
+  automation: AutomationTable;
+  automation_run: AutomationRunTable;
+  calendar: CalendarTable;
+  calendar_event: CalendarEventTable;
+  calendar_event_attendee: CalendarEventAttendeeTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -517,3 +607,10 @@ export type ChannelRow = Selectable<ChannelTable>;
 export type ChannelMemberRow = Selectable<ChannelMemberTable>;
 export type ChannelWebhookRow = Selectable<ChannelWebhookTable>;
 export type MessageRow = Selectable<MessageTable>;
+
+export type ScheduledJobRow = Selectable<ScheduledJobTable>;
+export type AutomationRow = Selectable<AutomationTable>;
+export type AutomationRunRow = Selectable<AutomationRunTable>;
+export type CalendarRow = Selectable<CalendarTable>;
+export type CalendarEventRow = Selectable<CalendarEventTable>;
+export type CalendarEventAttendeeRow = Selectable<CalendarEventAttendeeTable>;

@@ -14,6 +14,9 @@ import * as notes from './0012_notes.js';
 import * as memories from './0013_memories.js';
 import * as channels from './0016_channels.js';
 
+import * as scheduler from './0017_scheduler.js';
+import * as calendar from './0018_calendar.js';
+
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -30,6 +33,9 @@ const migrations: Record<string, Migration> = {
   '0012_notes': notes,
   '0013_memories': memories,
   '0016_channels': channels,
+
+  '0017_scheduler': scheduler,
+  '0018_calendar': calendar,
 };
 
 export const migrationProvider: MigrationProvider = {
