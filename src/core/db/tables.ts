@@ -190,6 +190,9 @@ export interface ChatMessageTable {
   model_id: string | null;
   done: Flag;
   usage: JsonText;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  tokens_estimated: Flag;
   created_at: number;
   updated_at: number;
 }
@@ -376,6 +379,54 @@ export interface RetrievalVectorTable {
   embedding: number[];
 }
 
+/** A rating of an answer (models/feedbacks.py); `model_id` mirrors `data.model_id`. */
+export interface FeedbackTable {
+  id: string;
+  user_id: string;
+  version: number;
+  type: string;
+  model_id: string | null;
+  data: JsonText;
+  meta: JsonText;
+  snapshot: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Assistant messages and tokens per UTC day (`created_at / 86400`), model ('' for none), user and chat; maintained by triggers. */
+export interface MessageRollupTable {
+  day: number;
+  model_id: string;
+  user_id: string;
+  chat_id: string;
+  messages: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** A budget an admin set: for one user or every member of a group, per day or month. */
+export interface UsageLimitTable {
+  id: string;
+  scope: string;
+  subject_id: string;
+  period: string;
+  max_requests: number | null;
+  max_tokens: number | null;
+  max_cost: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What a user spent in one day or month (`period_start` in epoch seconds, UTC). */
+export interface UsageCounterTable {
+  user_id: string;
+  period: string;
+  period_start: number;
+  requests: number;
+  tokens: number;
+  cost: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -411,6 +462,10 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  feedback: FeedbackTable;
+  message_rollup: MessageRollupTable;
+  usage_limit: UsageLimitTable;
+  usage_counter: UsageCounterTable;
 }
 
 export type UserRow = Selectable<UserTable>;
