@@ -77,6 +77,8 @@ import { defineCompatApi } from './core/python/compat-api.js';
 import { readWebOptions } from './areas/web/options.js';
 import { webArea } from './areas/web/routes.js';
 import { WebService } from './areas/web/service.js';
+import { evaluationsArea } from './areas/evaluations/routes.js';
+import { EvaluationsService } from './areas/evaluations/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -106,6 +108,7 @@ export interface Services {
   retrieval: RetrievalService;
   collections: CollectionsService;
   web: WebService;
+  evaluations: EvaluationsService;
 }
 
 export interface Parley {
@@ -212,7 +215,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };
+  const evaluations = new EvaluationsService(core, chats, () => retrieval.embedder());
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, evaluations };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -280,6 +284,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     runningTasksArea,
     tasksArea,
     webArea,
+    evaluationsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
