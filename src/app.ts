@@ -79,6 +79,8 @@ import { webArea } from './areas/web/routes.js';
 import { WebService } from './areas/web/service.js';
 import { evaluationsArea } from './areas/evaluations/routes.js';
 import { EvaluationsService } from './areas/evaluations/service.js';
+import { analyticsArea } from './areas/analytics/routes.js';
+import { AnalyticsService } from './areas/analytics/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -109,6 +111,7 @@ export interface Services {
   collections: CollectionsService;
   web: WebService;
   evaluations: EvaluationsService;
+  analytics: AnalyticsService;
 }
 
 export interface Parley {
@@ -216,7 +219,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const evaluations = new EvaluationsService(core, chats, () => retrieval.embedder());
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, evaluations };
+  const analytics = new AnalyticsService(core, evaluations);
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, evaluations, analytics };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -285,6 +289,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     tasksArea,
     webArea,
     evaluationsArea,
+    analyticsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));

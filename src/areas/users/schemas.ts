@@ -169,6 +169,8 @@ export const UserUsageResponse = Type.Object({
     lifetime_tokens: Int,
     input_tokens: Int,
     output_tokens: Int,
+    /** Of the tokens, those the tokenizer counted because the provider reported no usage. */
+    estimated_tokens: Int,
     peak_daily_tokens: Int,
     longest_chat_seconds: Int,
     current_streak: Int,

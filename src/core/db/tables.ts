@@ -402,6 +402,8 @@ export interface MessageRollupTable {
   messages: number;
   input_tokens: number;
   output_tokens: number;
+  /** Of `messages`, those with token counts. */
+  token_messages: number;
 }
 
 /** A budget an admin set: for one user or every member of a group, per day or month. */

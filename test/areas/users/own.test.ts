@@ -205,6 +205,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
         lifetime_tokens: 0,
         input_tokens: 0,
         output_tokens: 0,
+        estimated_tokens: 0,
         peak_daily_tokens: 0,
         longest_chat_seconds: 0,
         current_streak: 0,

@@ -62,11 +62,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('messages', 'bigint', (c) => c.notNull())
     .addColumn('input_tokens', 'bigint', (c) => c.notNull())
     .addColumn('output_tokens', 'bigint', (c) => c.notNull())
+    .addColumn('token_messages', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('message_rollup_pk', ['day', 'model_id', 'user_id', 'chat_id'])
     .execute();
   await db.schema.createIndex('message_rollup_chat_idx').on('message_rollup').columns(['chat_id']).execute();
-  await sql`INSERT INTO message_rollup (day, model_id, user_id, chat_id, messages, input_tokens, output_tokens)
-    SELECT created_at / 86400, coalesce(model_id, ''), user_id, chat_id, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
+  await sql`INSERT INTO message_rollup (day, model_id, user_id, chat_id, messages, input_tokens, output_tokens, token_messages)
+    SELECT created_at / 86400, coalesce(model_id, ''), user_id, chat_id, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+      count(coalesce(input_tokens, output_tokens))
     FROM chat_message WHERE role = 'assistant' GROUP BY created_at / 86400, coalesce(model_id, ''), user_id, chat_id`.execute(db);
   if (postgres) await postgresRollupTriggers(db);
   else await sqliteRollupTriggers(db);
@@ -96,24 +98,26 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
 }
 
-const ROLLUP_ADD = (row: 'NEW') => `INSERT INTO message_rollup (day, model_id, user_id, chat_id, messages, input_tokens, output_tokens)
-    VALUES (${row}.created_at / 86400, coalesce(${row}.model_id, ''), ${row}.user_id, ${row}.chat_id, 1, coalesce(${row}.input_tokens, 0), coalesce(${row}.output_tokens, 0))
+const COUNTED = (row: 'NEW' | 'OLD') => `CASE WHEN coalesce(${row}.input_tokens, ${row}.output_tokens) IS NULL THEN 0 ELSE 1 END`;
+const ROLLUP_ADD = `INSERT INTO message_rollup (day, model_id, user_id, chat_id, messages, input_tokens, output_tokens, token_messages)
+    VALUES (NEW.created_at / 86400, coalesce(NEW.model_id, ''), NEW.user_id, NEW.chat_id, 1, coalesce(NEW.input_tokens, 0), coalesce(NEW.output_tokens, 0), ${COUNTED('NEW')})
     ON CONFLICT (day, model_id, user_id, chat_id) DO UPDATE SET messages = message_rollup.messages + 1,
-      input_tokens = message_rollup.input_tokens + excluded.input_tokens, output_tokens = message_rollup.output_tokens + excluded.output_tokens`;
+      input_tokens = message_rollup.input_tokens + excluded.input_tokens, output_tokens = message_rollup.output_tokens + excluded.output_tokens,
+      token_messages = message_rollup.token_messages + excluded.token_messages`;
 const ROLLUP_KEY = `day = OLD.created_at / 86400 AND model_id = coalesce(OLD.model_id, '') AND user_id = OLD.user_id AND chat_id = OLD.chat_id`;
 const ROLLUP_REMOVE = [
   `UPDATE message_rollup SET messages = messages - 1, input_tokens = input_tokens - coalesce(OLD.input_tokens, 0),
-      output_tokens = output_tokens - coalesce(OLD.output_tokens, 0) WHERE ${ROLLUP_KEY}`,
+      output_tokens = output_tokens - coalesce(OLD.output_tokens, 0), token_messages = token_messages - ${COUNTED('OLD')} WHERE ${ROLLUP_KEY}`,
   `DELETE FROM message_rollup WHERE ${ROLLUP_KEY} AND messages <= 0`,
 ];
 
 async function sqliteRollupTriggers(db: Kysely<unknown>): Promise<void> {
   const trigger = (name: string, event: string, when: string, body: string[]) =>
     sql.raw(`CREATE TRIGGER ${name} AFTER ${event} ON chat_message FOR EACH ROW WHEN ${when} BEGIN ${body.join('; ')}; END`).execute(db);
-  await trigger('chat_message_rollup_insert', 'INSERT', `NEW.role = 'assistant'`, [ROLLUP_ADD('NEW')]);
+  await trigger('chat_message_rollup_insert', 'INSERT', `NEW.role = 'assistant'`, [ROLLUP_ADD]);
   await trigger('chat_message_rollup_delete', 'DELETE', `OLD.role = 'assistant'`, ROLLUP_REMOVE);
   await trigger('chat_message_rollup_update_old', 'UPDATE', `OLD.role = 'assistant'`, ROLLUP_REMOVE);
-  await trigger('chat_message_rollup_update_new', 'UPDATE', `NEW.role = 'assistant'`, [ROLLUP_ADD('NEW')]);
+  await trigger('chat_message_rollup_update_new', 'UPDATE', `NEW.role = 'assistant'`, [ROLLUP_ADD]);
 }
 
 async function postgresRollupTriggers(db: Kysely<unknown>): Promise<void> {
@@ -122,7 +126,7 @@ async function postgresRollupTriggers(db: Kysely<unknown>): Promise<void> {
       `CREATE FUNCTION chat_message_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.role = 'assistant' THEN ${ROLLUP_REMOVE.join('; ')}; END IF;
-        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.role = 'assistant' THEN ${ROLLUP_ADD('NEW')}; END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.role = 'assistant' THEN ${ROLLUP_ADD}; END IF;
         RETURN NULL;
       END $$`,
     )
