@@ -110,7 +110,8 @@ describe('analytics and usage after chats', () => {
     expect(messages.map((m: any) => m.role).sort()).toEqual(['assistant', 'assistant', 'user', 'user']);
     expect(messages.find((m: any) => m.content.startsWith('You said: one'))).toMatchObject({ chat_id: aliceChat, model_id: 'fake-model', content: 'You said: one two three', done: true, usage: { input_tokens: 5 } });
     expect(await get('/messages')).toEqual([]);
-    expect((await get(`/messages?user_id=${world.bob.id}&limit=1`)).map((m: any) => m.role)).toEqual(['assistant']);
+    expect((await get(`/messages?user_id=${world.bob.id}&limit=2`)).map((m: any) => m.role).sort()).toEqual(['assistant', 'user']);
+    expect(await get(`/messages?user_id=${world.bob.id}&skip=2`)).toEqual([]);
     const chats = await get('/models/fake-model/chats?order_by=user_name&direction=asc');
     expect(chats.total).toBe(2);
     expect(chats.chats.map((c: any) => [c.user_name, c.first_message])).toEqual([['Stats Alice', 'one two three'], ['Stats Bob', 'hello there']]);
