@@ -142,7 +142,8 @@ export class AnalyticsStore {
     const order = { title: sql`c.title`, updated_at: sql`c.updated_at`, user_name: sql`u.name` }[filter.orderBy];
     const direction = filter.direction === 'asc' ? sql`ASC` : sql`DESC`;
     const rows = await this.rows<Record<string, unknown>>(sql`SELECT c.id, c.user_id, u.name AS user_name, c.updated_at,
-        (SELECT content FROM chat_message f WHERE f.chat_id = c.id AND f.role = 'user' ORDER BY f.created_at, f.id LIMIT 1) AS first_message
+        (SELECT content FROM chat_message f WHERE f.chat_id = c.id AND f.role = 'user'
+          ORDER BY f.created_at, CASE WHEN f.parent_id IS NULL THEN 0 ELSE 1 END, f.id LIMIT 1) AS first_message
       FROM chat c LEFT JOIN "user" u ON u.id = c.user_id WHERE ${where}
       ORDER BY ${order} ${direction}, c.id LIMIT ${filter.limit} OFFSET ${filter.skip}`);
     const [count] = await this.rows<Record<string, unknown>>(sql`SELECT count(*) AS n FROM chat c WHERE ${where}`);
