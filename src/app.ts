@@ -81,6 +81,8 @@ import { evaluationsArea } from './areas/evaluations/routes.js';
 import { EvaluationsService } from './areas/evaluations/service.js';
 import { analyticsArea } from './areas/analytics/routes.js';
 import { AnalyticsService } from './areas/analytics/service.js';
+import { limitsArea } from './areas/limits/routes.js';
+import { LimitsService } from './areas/limits/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -112,6 +114,7 @@ export interface Services {
   web: WebService;
   evaluations: EvaluationsService;
   analytics: AnalyticsService;
+  limits: LimitsService;
 }
 
 export interface Parley {
@@ -213,14 +216,15 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
+  const limits = new LimitsService(core);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web, limits });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const evaluations = new EvaluationsService(core, chats, () => retrieval.embedder());
   const analytics = new AnalyticsService(core, evaluations);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, evaluations, analytics };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, evaluations, analytics, limits };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -290,6 +294,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     webArea,
     evaluationsArea,
     analyticsArea,
+    limitsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));

@@ -195,7 +195,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       const res = await world.api.get('/api/v1/users/usage', as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(
-        ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period'].sort(),
+        ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period', 'limits'].sort(),
       );
       const created = (await world.record(world.member)).created_at;
       expect(res.body.period.start_date).toBe(created);

@@ -66,6 +66,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('message_rollup_pk', ['day', 'model_id', 'user_id', 'chat_id'])
     .execute();
   await db.schema.createIndex('message_rollup_chat_idx').on('message_rollup').columns(['chat_id']).execute();
+  // A user's tokens of a day or month (usage reports, token and cost budgets).
+  await db.schema.createIndex('message_rollup_user_day_idx').on('message_rollup').columns(['user_id', 'day']).execute();
   await sql`INSERT INTO message_rollup (day, model_id, user_id, chat_id, messages, input_tokens, output_tokens, token_messages)
     SELECT created_at / 86400, coalesce(model_id, ''), user_id, chat_id, count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
       count(coalesce(input_tokens, output_tokens))
