@@ -46,11 +46,13 @@ function facts(scope: AnalyticsScope): RawBuilder<unknown> {
   const members = scope.groupId ? sql`user_id IN (SELECT user_id FROM group_member WHERE group_id = ${scope.groupId})` : sql`1 = 1`;
   const rollup = sql`SELECT day, model_id, user_id, chat_id, messages, input_tokens, output_tokens, token_messages FROM message_rollup
     WHERE ${rollupWhere.length > 0 ? sql.join(rollupWhere, sql` AND `) : sql`1 = 1`} AND ${members}`;
-  if (edges.length === 0) return rollup;
-  return sql`${rollup} UNION ALL
-    SELECT created_at / ${sql.lit(DAY)}, coalesce(model_id, ''), user_id, chat_id, 1, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
+  // One branch per end, so that each is a range of the (role, created_at) index.
+  const messages = edges.map(
+    (range) => sql`SELECT created_at / ${sql.lit(DAY)}, coalesce(model_id, ''), user_id, chat_id, 1, coalesce(input_tokens, 0), coalesce(output_tokens, 0),
       CASE WHEN coalesce(input_tokens, output_tokens) IS NULL THEN 0 ELSE 1 END
-    FROM chat_message WHERE role = 'assistant' AND (${sql.join(edges, sql` OR `)}) AND ${members}`;
+    FROM chat_message WHERE role = 'assistant' AND ${range} AND ${members}`,
+  );
+  return sql.join([rollup, ...messages], sql` UNION ALL `);
 }
 
 /** Read-only aggregates over stored chat messages, feedback excluded (the evaluations area owns it). */
