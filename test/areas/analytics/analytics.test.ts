@@ -20,6 +20,7 @@ describe('analytics and usage after chats', () => {
   const browsers: Record<string, Browser> = {};
   let groupId: string;
   let aliceChat: string;
+  let bobChat: string;
   let started: number;
 
   /** One message of the web frontend, waited for until the answer is done. */
@@ -51,7 +52,7 @@ describe('analytics and usage after chats', () => {
     aliceChat = first.chatId;
     await say('alice', 'four five', { usage: true, chatId: first.chatId, parentId: first.assistantId });
     await say('alice', 'count these words myself', { model: 'other-model' });
-    await say('bob', 'hello there', { usage: true });
+    bobChat = (await say('bob', 'hello there', { usage: true })).chatId;
   });
   afterAll(() => {
     for (const browser of Object.values(browsers)) browser.close();
@@ -138,5 +139,11 @@ describe('analytics and usage after chats', () => {
     expect(usage.heatmap.at(-1)).toMatchObject({ messages: 6, chats: 2, models: { 'fake-model': 2, 'other-model': 1 } });
     const bob = (await world.api.get('/api/v1/users/usage?days=7', as(world.bob.token))).body;
     expect(bob.totals).toMatchObject({ messages: 2, input_tokens: 5, output_tokens: 4, estimated_tokens: 0 });
+  });
+
+  it('forgets the answers of a deleted chat', async () => {
+    expect((await world.api.delete(`/api/v1/chats/${bobChat}`, as(world.bob.token))).body).toBe(true);
+    expect(await get('/summary')).toEqual({ total_messages: 3, total_chats: 2, total_models: 2, total_users: 1 });
+    expect((await get('/tokens')).models.find((m: any) => m.model_id === 'fake-model')).toMatchObject({ input_tokens: 10, output_tokens: 9, message_count: 2 });
   });
 });
