@@ -87,7 +87,7 @@ async function start(kind, { routeFile, profile = false, heapProbe = false } = {
     const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     const probing = heapProbe ? ['--expose-gc', `--import=${pathToFileURL(heapProbeScript).href}`] : [];
     server = await startServer({ name: 'Parley', args: [...NODE_FLAGS, ...profiling, ...probing, path.join(root, 'dist', 'parley.js')], env, cwd: root });
-    // Scenarios that seed more than the API can in reasonable time write to the database itself (channels).
+    // Scenarios that seed more than the API can in reasonable time write to its database directly.
     server.dataDir = env.DATA_DIR;
     if (heapProbe) server.heapAfterGc = () => heapAfterGc(server.pid, path.join(env.DATA_DIR, 'bench-heap.json'));
   } else {

@@ -88,6 +88,12 @@ import { AutomationRunner } from './areas/automations/runner.js';
 import { AutomationsService } from './areas/automations/service.js';
 import { calendarArea } from './areas/calendar/routes.js';
 import { CalendarService, readCalendarOptions } from './areas/calendar/service.js';
+import { evaluationsArea } from './areas/evaluations/routes.js';
+import { EvaluationsService } from './areas/evaluations/service.js';
+import { analyticsArea } from './areas/analytics/routes.js';
+import { AnalyticsService } from './areas/analytics/service.js';
+import { limitsArea } from './areas/limits/routes.js';
+import { LimitsService } from './areas/limits/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -120,6 +126,9 @@ export interface Services {
   channels: ChannelsService;
   automations: AutomationsService;
   calendar: CalendarService;
+  evaluations: EvaluationsService;
+  analytics: AnalyticsService;
+  limits: LimitsService;
 }
 
 export interface Parley {
@@ -222,18 +231,21 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
+  const limits = new LimitsService(core);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, access, python, files, memories, attachments, web });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, access, python, files, memories, attachments, web, limits });
   connectRealtime({ realtime, users, chats, folders, registry });
   const automations = new AutomationsService(core, access, folders, users, new AutomationRunner(core, { users, access, chats, folders, models, pipeline, realtime }));
   const calendar = new CalendarService(core, access, users, realtime, automations, readCalendarOptions(env.raw));
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
+  const evaluations = new EvaluationsService(core, chats, () => retrieval.embedder());
+  const analytics = new AnalyticsService(core, evaluations);
   const channels = new ChannelsService(core, access, users, groups, files, realtime);
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -306,6 +318,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     channelsArea,
     automationsArea,
     calendarArea,
+    evaluationsArea,
+    analyticsArea,
+    limitsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));

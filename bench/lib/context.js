@@ -1,7 +1,7 @@
 /**
  * What a scenario's `setup(ctx)` and `measure(ctx)` receive: a small API client
  * on the running Parley, the Parley process itself (`ctx.parley`: `url`, `pid`,
- * `memory()`, `cpuSeconds()`), helpers to seed data before any timing starts, and
+ * `dataDir`, `memory()`, `cpuSeconds()`), helpers to seed data before any timing starts, and
  * the fake model provider (`ctx.upstream()`). `startUpstream()` starts the
  * provider's process (run.js owns the processes it starts).
  */

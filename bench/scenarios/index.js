@@ -1,3 +1,4 @@
+import analytics from './analytics.js';
 import authsSession from './auths-session.js';
 import { channelFanout, channelMessages } from './channels.js';
 import chatsList from './chats-list.js';
@@ -30,4 +31,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout, analytics];

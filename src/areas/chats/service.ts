@@ -5,6 +5,7 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import { InvalidatedCache, NOTICED_CACHE, deepFreeze } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import type { Db } from '../../core/db/database.js';
+import { type TokenCounts, countTokens, reportedTokens } from '../../core/tokens.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound, unauthorized } from '../../core/http/errors.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { ADMIN_CONFIG_KEYS } from '../auths/settings.js';
@@ -95,12 +96,25 @@ function normalizeMeta(meta: Json): { meta: Json; tags: { id: string; name: stri
   return { meta: normalized, tags: [...tags].map(([id, name]) => ({ id, name })) };
 }
 
+/**
+ * A finished answer's tokens: the provider's usage, else estimated (its text out,
+ * its prompt's text in). Other messages and answers still streaming count none.
+ */
+function answerTokens(message: Message, usage: unknown, text: string, messages: MessageMap): TokenCounts | null {
+  if (message.role !== 'assistant' || message.done === false) return null;
+  const reported = reportedTokens(usage);
+  if (reported) return reported;
+  const parent = typeof message.parentId === 'string' ? messages[message.parentId] : undefined;
+  return { input: isObject(parent) ? countTokens(contentText(parent)) : 0, output: countTokens(text), estimated: true };
+}
+
 /** The `chat_message` row of a history message; none for messages without a role. */
-function messageRow(chatId: string, userId: string, id: string, message: Message, now: number): MessageRow | null {
+function messageRow(chatId: string, userId: string, id: string, message: Message, now: number, messages: MessageMap = {}): MessageRow | null {
   if (!isObject(message) || typeof message.role !== 'string' || !message.role) return null;
   const usage = message.usage ?? (isObject(message.info) ? message.info.usage : undefined);
   const text = contentText(message);
   const model = message.model ?? message.model_id;
+  const tokens = answerTokens(message, usage, text, messages);
   return {
     chat_id: chatId,
     id,
@@ -111,6 +125,9 @@ function messageRow(chatId: string, userId: string, id: string, message: Message
     model_id: typeof model === 'string' ? model : null,
     done: message.done !== false,
     usage: isObject(usage) ? usage : null,
+    input_tokens: tokens?.input ?? null,
+    output_tokens: tokens?.output ?? null,
+    tokens_estimated: tokens?.estimated ?? false,
     created_at: messageTimestamp(message.timestamp, now),
     updated_at: now,
   };
@@ -122,9 +139,9 @@ const rowKey = (row: MessageRow) => JSON.stringify([row.role, row.parent_id, row
 function changedRows(chatId: string, userId: string, before: MessageMap, after: MessageMap, now: number): MessageRow[] {
   const rows: MessageRow[] = [];
   for (const [id, message] of Object.entries(after)) {
-    const row = messageRow(chatId, userId, id, message, now);
+    const row = messageRow(chatId, userId, id, message, now, after);
     if (!row) continue;
-    const old = before[id] ? messageRow(chatId, userId, id, before[id], now) : null;
+    const old = before[id] ? messageRow(chatId, userId, id, before[id], now, before) : null;
     if (!old || rowKey(old) !== rowKey(row)) rows.push(row);
   }
   return rows;
@@ -306,7 +323,7 @@ export class ChatsService implements FolderChats {
       const patch: ChatPatch = { chat: chat.chat, title: titleOf(chat.chat), current_message_id: currentMessageIdOf(chat.chat) };
       if (options.touch !== false) patch.updated_at = now;
       await this.store(trx).update(chatId, patch);
-      const row = messageRow(chatId, chat.user_id, messageId, saved, now);
+      const row = messageRow(chatId, chat.user_id, messageId, saved, now, messagesOf(chat.chat));
       if (row) await this.store(trx).upsertMessages([row]);
       return { ...chat, ...patch };
     }, options.db);

@@ -53,6 +53,10 @@ export interface MessageRow {
   model_id: string | null;
   done: boolean;
   usage: unknown;
+  /** An answer's tokens (null for other messages and unfinished answers); `tokens_estimated` when counted here. */
+  input_tokens: number | null;
+  output_tokens: number | null;
+  tokens_estimated: boolean;
   created_at: number;
   updated_at: number;
 }
@@ -392,7 +396,7 @@ export class ChatStore {
 
   // ---- messages ----------------------------------------------------------
 
-  /** Inserts or refreshes message rows; a row keeps its first `created_at`, and its usage when none is given. */
+  /** Inserts or refreshes message rows; a row keeps its first `created_at`, and its usage (and the tokens it gave) when none is given. */
   async upsertMessages(rows: MessageRow[]): Promise<void> {
     for (const part of chunks(rows, ROWS_PER_INSERT)) {
       await this.db
@@ -406,6 +410,10 @@ export class ChatStore {
             model_id: eb.ref('excluded.model_id'),
             done: eb.ref('excluded.done'),
             usage: sql`coalesce(excluded.usage, chat_message.usage)`,
+            // Counts from a kept usage stay; an estimate replaces only estimates.
+            input_tokens: sql`case when excluded.usage is null and chat_message.usage is not null then chat_message.input_tokens else excluded.input_tokens end`,
+            output_tokens: sql`case when excluded.usage is null and chat_message.usage is not null then chat_message.output_tokens else excluded.output_tokens end`,
+            tokens_estimated: sql`case when excluded.usage is null and chat_message.usage is not null then chat_message.tokens_estimated else excluded.tokens_estimated end`,
             updated_at: eb.ref('excluded.updated_at'),
           })),
         )

@@ -10,6 +10,7 @@ import type { CallContext } from '../../core/upstream/headers.js';
 import type { Answer } from '../../core/upstream/service.js';
 import { fromLatestSummary } from '../chats/compaction.js';
 import { type Json, type Message, contentText, isObject, messageList } from '../chats/history.js';
+import type { LimitsService } from '../limits/service.js';
 import type { ChatsService } from '../chats/service.js';
 import type { CompletionsService } from '../models/completions.js';
 import { applyParamsOpenAI } from '../models/params.js';
@@ -118,6 +119,7 @@ export class ChatPipeline {
       access: AccessService;
       python: PythonHost;
       files: FilesService;
+      limits: LimitsService;
       memories: MemoryRecall;
       attachments: ChatAttachments;
       web: WebService;
@@ -140,6 +142,8 @@ export class ChatPipeline {
     const primary = await this.resolveModel(user, modelId, lookup);
     const { params, stream, deltaChunkSize, reasoningTags } = await this.parameters(modelId, form);
     const targets = await this.targets(user, form, primary, lookup);
+    // Usage budgets: one request per answer, refused (429) before anything is stored or asked.
+    await this.deps.limits.admit(user, targets.length);
 
     const userMessage = isObject(form.user_message) ? form.user_message : isObject(form.parent_message) ? form.parent_message : null;
     const isNewChat = 'parent_id' in form && form.parent_id === null && !form.chat_id;

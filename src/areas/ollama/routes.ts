@@ -31,13 +31,14 @@ import {
   UrlIdxParams,
 } from './schemas.js';
 import type { GroupsService } from '../groups/service.js';
+import type { LimitsService } from '../limits/service.js';
 
 type Json = Record<string, unknown>;
 type Request = FastifyRequest<{ Params: { url_idx?: number }; Body: unknown }>;
 
 /** `/ollama`: Ollama connections, model management and the generation proxies (routers/ollama.py). */
-async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; groups: GroupsService }>): Promise<void> {
-  const { ollama, groups } = ctx.services;
+async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; groups: GroupsService; limits: LimitsService }>): Promise<void> {
+  const { ollama, groups, limits } = ctx.services;
   const { auth } = ctx;
   const tags = ['ollama'];
   const contextOf = (request: FastifyRequest, reply: FastifyReply) =>
@@ -110,11 +111,19 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
   withIndex('POST', '/api/embeddings', auth.verified, GenerateEmbeddingsForm, async (request, reply, idx) =>
     sendAnswer(reply, await ollama.embed(request.user!, '/api/embeddings', request.body as Json, idx, contextOf(request, reply))),
   );
-  withIndex('POST', '/api/generate', auth.verified, GenerateCompletionForm, async (request, reply, idx) =>
-    sendAnswer(reply, await ollama.generate(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson'), 'large',
+  // Generations spend the user's usage budget (a 429 once it is spent).
+  const admitted =
+    (handler: (request: Request, reply: FastifyReply, urlIdx: number | undefined) => Promise<unknown>) =>
+    async (request: Request, reply: FastifyReply, urlIdx: number | undefined) => {
+      await limits.admit(request.user!);
+      return handler(request, reply, urlIdx);
+    };
+
+  withIndex('POST', '/api/generate', auth.verified, GenerateCompletionForm, admitted(async (request, reply, idx) =>
+    sendAnswer(reply, await ollama.generate(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson')), 'large',
   );
-  withIndex('POST', '/api/chat', auth.verified, GenerateChatCompletionForm, async (request, reply, idx) =>
-    sendAnswer(reply, await ollama.chat(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson'), 'large',
+  withIndex('POST', '/api/chat', auth.verified, GenerateChatCompletionForm, admitted(async (request, reply, idx) =>
+    sendAnswer(reply, await ollama.chat(request.user!, request.body as Json, idx, contextOf(request, reply)), 'application/x-ndjson')), 'large',
   );
 
   const compat: [string, OllamaCompatPath, TSchema, string | undefined][] = [
@@ -125,10 +134,11 @@ async function ollamaRoutes(app: App, ctx: AreaContext<{ ollama: OllamaService; 
     ['/v1/responses', '/v1/responses', ResponsesForm, 'text/event-stream'],
   ];
   for (const [path, upstreamPath, body, streamType] of compat) {
-    withIndex('POST', path, auth.verified, body, async (request, reply, idx) => {
+    const handler = async (request: Request, reply: FastifyReply, idx: number | undefined) => {
       const answer = await ollama.compat(request.user!, upstreamPath, request.body as Json, idx, contextOf(request, reply));
       return sendAnswer(reply, answer, answer.kind === 'stream' ? streamType : undefined);
-    }, 'large');
+    };
+    withIndex('POST', path, auth.verified, body, path === '/v1/embeddings' ? handler : admitted(handler), 'large');
   }
 
   withIndex('GET', '/v1/models', auth.verified, null, (request, reply, idx) => ollama.openaiModels(request.user!, idx, contextOf(request, reply)));

@@ -3,12 +3,14 @@ import type { AreaContext } from '../../core/context.js';
 import { type App, OPENAI_COMPATIBLE } from '../../core/http/server.js';
 import { callContext, sendAnswer } from '../../core/upstream/relay.js';
 import { ChatCompletionForm, OpenAIConfigForm, OpenAIConfigResponse, OpenAIVerifyForm, PassthroughParams, ResponsesForm, UrlIdxParams } from './schemas.js';
+import type { FastifyRequest } from 'fastify';
 import type { GroupsService } from '../groups/service.js';
+import type { LimitsService } from '../limits/service.js';
 import type { OpenAIService } from './service.js';
 
 /** `/openai`: OpenAI-compatible connections and their proxies (routers/openai.py). */
-async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; groups: GroupsService }>): Promise<void> {
-  const { openai, groups } = ctx.services;
+async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; groups: GroupsService; limits: LimitsService }>): Promise<void> {
+  const { openai, groups, limits } = ctx.services;
   const { auth } = ctx;
   const tags = ['openai'];
   app.addHook('onRoute', (route) => {
@@ -35,11 +37,14 @@ async function openaiRoutes(app: App, ctx: AreaContext<{ openai: OpenAIService; 
     openai.listModels(request.user!, request.params.url_idx, contextOf(request, reply)),
   );
 
-  app.post('/chat/completions', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ChatCompletionForm } }, async (request, reply) =>
+  // Generations spend the user's usage budget (a 429 once it is spent).
+  const admitted = { onRequest: auth.verified, preHandler: async (request: FastifyRequest) => limits.admit(request.user!) };
+
+  app.post('/chat/completions', { ...admitted, config: { bodyClass: 'large' }, schema: { tags, body: ChatCompletionForm } }, async (request, reply) =>
     sendAnswer(reply, await openai.chatCompletion(request.user!, request.body, contextOf(request, reply))),
   );
 
-  app.post('/responses', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: ResponsesForm } }, async (request, reply) =>
+  app.post('/responses', { ...admitted, config: { bodyClass: 'large' }, schema: { tags, body: ResponsesForm } }, async (request, reply) =>
     sendAnswer(reply, await openai.responses(request.user!, request.body, contextOf(request, reply))),
   );
 

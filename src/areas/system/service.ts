@@ -77,9 +77,7 @@ export interface SystemServices {
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
   'enable_image_generation', // /api/v1/images
-  'enable_message_rating', // /api/v1/evaluations
   'enable_user_webhooks', // the answer notification to the user's webhook
-  'enable_admin_analytics', // /api/v1/analytics
 ] as const;
 
 /**

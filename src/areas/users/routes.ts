@@ -6,6 +6,7 @@ import type { AccessService } from '../../core/access/service.js';
 import { JsonObject, Nullable } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
 import { GroupModel } from '../groups/schemas.js';
+import type { LimitsService } from '../limits/service.js';
 import {
   ActiveResponse,
   ListUsersQuery,
@@ -31,9 +32,9 @@ import type { GroupsService } from '../groups/service.js';
 import type { UsersService } from './service.js';
 
 /** `/api/v1/users`: user records, the signed-in user's own data, and default permissions. */
-async function usersRoutes(app: App, ctx: AreaContext<{ users: UsersService; groups: GroupsService; access: AccessService }>): Promise<void> {
+async function usersRoutes(app: App, ctx: AreaContext<{ users: UsersService; groups: GroupsService; access: AccessService; limits: LimitsService }>): Promise<void> {
   const { auth } = ctx;
-  const { users, groups, access } = ctx.services;
+  const { users, groups, access, limits } = ctx.services;
   const tags = ['users'];
 
   // ---- Lists ----
@@ -116,7 +117,8 @@ async function usersRoutes(app: App, ctx: AreaContext<{ users: UsersService; gro
   );
 
   app.get('/usage', { onRequest: auth.verified, schema: { tags, querystring: UserUsageQuery, response: { 200: UserUsageResponse } } }, async (request) =>
-    users.usage(request.user!, request.query),
+    // The report, and the budgets an admin set for the user (usage limits).
+    ({ ...(await users.usage(request.user!, request.query)), limits: await limits.budgets(request.user!) }),
   );
 
   // ---- One user by id ----

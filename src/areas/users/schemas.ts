@@ -1,6 +1,7 @@
 import { type Static, type TProperties, Type } from '@sinclair/typebox';
 import { FORM_DEFAULTS, type PermissionsTree as AccessPermissionsTree } from '../../core/access/permissions.js';
 import { JsonObject, Maybe, Nullable } from '../../core/http/schema.js';
+import { Budget } from '../limits/schemas.js';
 
 /**
  * The users area's forms and responses (the reference's models/users.py and
@@ -169,6 +170,8 @@ export const UserUsageResponse = Type.Object({
     lifetime_tokens: Int,
     input_tokens: Int,
     output_tokens: Int,
+    /** Of the tokens, those the tokenizer counted because the provider reported no usage. */
+    estimated_tokens: Int,
     peak_daily_tokens: Int,
     longest_chat_seconds: Int,
     current_streak: Int,
@@ -195,6 +198,8 @@ export const UserUsageResponse = Type.Object({
   ),
   top_tools: Type.Array(Type.Object({ name: Type.String(), count: Int })),
   period: Type.Object({ start_date: Int, end_date: Int, days: Int }),
+  /** The usage budgets that apply to the user, with what was used of each (docs/evaluations.md). */
+  limits: Type.Optional(Type.Array(Budget)),
 });
 export type UserUsageResponse = Static<typeof UserUsageResponse>;
 export type UsageDay = Static<typeof UsageDay>;

@@ -10,7 +10,7 @@ import { profileImageUrlProblem, resolveProfileImage, type ProfileImage } from '
 import type { ListUsersQuery, OAuthSessionList, UserStatusForm, UserUpdateForm, UserUsageQuery, UserUsageResponse } from './schemas.js';
 import { ENABLE_USER_STATUS, profileImagePolicy, type ProfileImagePolicy } from './settings.js';
 import { UserStore, type UserListFilter, type UserPatch } from './store.js';
-import { dailyHeatmap, usagePeriod, usageReport } from './usage.js';
+import { dailyHeatmap, dateLabeler, usagePeriod, usageReport } from './usage.js';
 import { normaliseUserVariables, validateUserVariables } from './variables.js';
 
 export interface NewUser {
@@ -461,10 +461,12 @@ export class UsersService {
     return { variables: valid };
   }
 
-  usage(user: UserRecord, query: UserUsageQuery): UserUsageResponse {
+  async usage(user: UserRecord, query: UserUsageQuery): Promise<UserUsageResponse> {
     const now = this.core.clock.now();
     const period = usagePeriod(query, user.created_at, now);
-    return usageReport(period, dailyHeatmap(period, user.timezone, now));
+    const store = this.store();
+    const [messages, lifetime] = await Promise.all([store.messagesBetween(user.id, period.start, period.end), store.lifetimeTokens(user.id)]);
+    return usageReport(period, dailyHeatmap(period, user.timezone, now), messages, dateLabeler(user.timezone, now), lifetime);
   }
 }
 

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Db } from '../../core/db/database.js';
-import { fromJson, toJson } from '../../core/db/json.js';
+import { fromJson, toBool, toJson } from '../../core/db/json.js';
 import type { UserRow, UserUpdate } from '../../core/db/tables.js';
+import type { UsageMessage } from './usage.js';
 
 /** The fields of a user a service may change; JSON fields as objects. */
 export type UserPatch = Partial<Omit<UserRecord, 'id' | 'created_at'>>;
@@ -45,6 +46,37 @@ function toRowPatch(patch: UserPatch): UserUpdate {
 
 export class UserStore {
   constructor(private readonly db: Db) {}
+
+  /** The user's chat messages of a period (the usage report's input), oldest first. */
+  async messagesBetween(userId: string, start: number, end: number): Promise<UsageMessage[]> {
+    const rows = await this.db
+      .selectFrom('chat_message')
+      .select(['chat_id', 'role', 'model_id', 'created_at', 'input_tokens', 'output_tokens', 'tokens_estimated'])
+      .where('user_id', '=', userId)
+      .where('created_at', '>=', start)
+      .where('created_at', '<=', end)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => ({
+      chat_id: r.chat_id,
+      role: r.role,
+      model_id: r.model_id,
+      created_at: Number(r.created_at),
+      input_tokens: r.input_tokens === null ? null : Number(r.input_tokens),
+      output_tokens: r.output_tokens === null ? null : Number(r.output_tokens),
+      tokens_estimated: toBool(r.tokens_estimated),
+    }));
+  }
+
+  /** Every token of the user's answers, ever. */
+  async lifetimeTokens(userId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('message_rollup')
+      .select((eb) => [eb.fn.sum<number>('input_tokens').as('input'), eb.fn.sum<number>('output_tokens').as('output')])
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return Number(row?.input ?? 0) + Number(row?.output ?? 0);
+  }
 
   async byId(id: string): Promise<UserRecord | null> {
     const row = await this.db.selectFrom('user').selectAll().where('id', '=', id).executeTakeFirst();

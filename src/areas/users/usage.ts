@@ -5,9 +5,9 @@ import type { UsageDay, UserUsageQuery, UserUsageResponse } from './schemas.js';
  * `GET /users/usage` (0.11.0): a user's activity over a period, day by day in the
  * user's time zone, with weekly and running totals, streaks and averages.
  *
- * Activity is counted from chat messages. Parley stores no chat messages yet, so
- * every day of the period is present with zero activity; the period arithmetic,
- * time zones and aggregates are the reference's, ready for message counts.
+ * Activity is counted from the user's stored chat messages (`chat_message`):
+ * every message counts on its day; an answer's tokens are the provider's usage,
+ * or the tokenizer's estimate (counted apart in `estimated_tokens`).
  */
 const DAY = 86400;
 
@@ -45,10 +45,15 @@ function dateFormatter(timeZone: string | null): Intl.DateTimeFormat {
 
 const emptyDay = (date: string): UsageDay => ({ date, messages: 0, chats: 0, tokens: 0, models: {} });
 
+/** The calendar date of a moment in the user's time zone. */
+export function dateLabeler(timeZone: string | null, now: number): (seconds: number) => string {
+  const format = dateFormatter(timeZone);
+  return (seconds: number) => format.format(new Date(normaliseTimestamp(seconds, now) * 1000));
+}
+
 /** One entry per calendar day of the period, in the user's time zone. */
 export function dailyHeatmap(period: UsagePeriod, timeZone: string | null, now: number): UsageDay[] {
-  const format = dateFormatter(timeZone);
-  const dateOf = (seconds: number) => format.format(new Date(normaliseTimestamp(seconds, now) * 1000));
+  const dateOf = dateLabeler(timeZone, now);
   const last = dateOf(period.end);
   const days: UsageDay[] = [];
   for (let day = new Date(`${dateOf(period.start)}T00:00:00Z`); ; day.setUTCDate(day.getUTCDate() + 1)) {
@@ -107,42 +112,110 @@ export function streaks(heatmap: UsageDay[]): { current: number; longest: number
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-/**
- * The usage report of a period whose days are known. Figures that need message
- * records (tokens, roles, models, tools, chat lengths) are zero until chat
- * messages are stored; those derived from the days are computed.
- */
-export function usageReport(period: UsagePeriod, heatmap: UsageDay[]): UserUsageResponse {
-  const messages = heatmap.reduce((sum, day) => sum + day.messages, 0);
+/** A stored message, as the report reads it. */
+export interface UsageMessage {
+  chat_id: string;
+  role: string;
+  model_id: string | null;
+  created_at: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  tokens_estimated: boolean;
+}
+
+interface ModelUsage {
+  model_id: string;
+  messages: number;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+/** Messages land on their day of `heatmap` (days outside the period are skipped); per-model and per-chat figures are gathered. */
+function tally(heatmap: UsageDay[], messages: UsageMessage[], dateOf: (seconds: number) => string) {
+  const days = new Map(heatmap.map((day) => [day.date, day]));
+  const chatsOfDay = new Map<string, Set<string>>();
+  const chatSpans = new Map<string, { first: number; last: number }>();
+  const models = new Map<string, ModelUsage>();
+  const totals = { input: 0, output: 0, estimated: 0, user: 0, assistant: 0, messages: 0 };
+  for (const message of messages) {
+    const date = dateOf(message.created_at);
+    const day = days.get(date);
+    if (!day) continue;
+    const input = message.input_tokens ?? 0;
+    const output = message.output_tokens ?? 0;
+    day.messages++;
+    day.tokens += input + output;
+    totals.messages++;
+    totals.input += input;
+    totals.output += output;
+    if (message.tokens_estimated) totals.estimated += input + output;
+    if (message.role === 'user') totals.user++;
+    if (message.role === 'assistant') totals.assistant++;
+    const chats = chatsOfDay.get(date) ?? new Set<string>();
+    chats.add(message.chat_id);
+    chatsOfDay.set(date, chats);
+    const span = chatSpans.get(message.chat_id) ?? { first: message.created_at, last: message.created_at };
+    span.first = Math.min(span.first, message.created_at);
+    span.last = Math.max(span.last, message.created_at);
+    chatSpans.set(message.chat_id, span);
+    if (message.role === 'assistant' && message.model_id) {
+      day.models[message.model_id] = (day.models[message.model_id] ?? 0) + 1;
+      const model = models.get(message.model_id) ?? { model_id: message.model_id, messages: 0, input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+      model.messages++;
+      model.input_tokens += input;
+      model.output_tokens += output;
+      model.total_tokens += input + output;
+      models.set(message.model_id, model);
+    }
+  }
+  for (const [date, chats] of chatsOfDay) days.get(date)!.chats = chats.size;
+  return { totals, chatSpans, models };
+}
+
+const share = (part: number, whole: number) => (whole ? round1((part / whole) * 100) : 0);
+
+/** The usage report of a period from the user's messages in it; `lifetimeTokens` counts every message the user ever had answered. */
+export function usageReport(
+  period: UsagePeriod,
+  heatmap: UsageDay[],
+  messages: UsageMessage[],
+  dateOf: (seconds: number) => string,
+  lifetimeTokens: number,
+): UserUsageResponse {
+  const { totals, chatSpans, models } = tally(heatmap, messages, dateOf);
   const activeDays = heatmap.filter((day) => day.messages > 0).length;
   const { current, longest } = streaks(heatmap);
+  const topModels = [...models.values()].sort((a, b) => b.messages - a.messages || b.total_tokens - a.total_tokens || a.model_id.localeCompare(b.model_id));
+  const tokens = totals.input + totals.output;
   return {
     totals: {
-      lifetime_tokens: 0,
-      input_tokens: 0,
-      output_tokens: 0,
+      lifetime_tokens: lifetimeTokens,
+      input_tokens: totals.input,
+      output_tokens: totals.output,
+      estimated_tokens: totals.estimated,
       peak_daily_tokens: heatmap.reduce((max, day) => Math.max(max, day.tokens), 0),
-      longest_chat_seconds: 0,
+      longest_chat_seconds: [...chatSpans.values()].reduce((max, span) => Math.max(max, span.last - span.first), 0),
       current_streak: current,
       longest_streak: longest,
-      total_chats: 0,
+      total_chats: chatSpans.size,
       active_days: activeDays,
-      models_used: 0,
-      messages,
-      user_messages: 0,
-      assistant_messages: 0,
+      models_used: models.size,
+      messages: totals.messages,
+      user_messages: totals.user,
+      assistant_messages: totals.assistant,
     },
     heatmap,
     weekly_heatmap: weeklyHeatmap(heatmap),
     cumulative_heatmap: cumulativeHeatmap(heatmap),
     insights: {
-      most_used_model: null,
-      average_tokens_per_chat: 0,
-      average_messages_per_active_day: activeDays ? round1(messages / activeDays) : 0,
-      user_message_share: 0,
-      assistant_message_share: 0,
+      most_used_model: topModels[0]?.model_id ?? null,
+      average_tokens_per_chat: chatSpans.size ? round1(tokens / chatSpans.size) : 0,
+      average_messages_per_active_day: activeDays ? round1(totals.messages / activeDays) : 0,
+      user_message_share: share(totals.user, totals.messages),
+      assistant_message_share: share(totals.assistant, totals.messages),
     },
-    top_models: [],
+    top_models: topModels.slice(0, 10),
     top_tools: [],
     period: { start_date: period.start, end_date: period.end, days: period.days },
   };

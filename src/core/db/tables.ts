@@ -190,6 +190,9 @@ export interface ChatMessageTable {
   model_id: string | null;
   done: Flag;
   usage: JsonText;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  tokens_estimated: Flag;
   created_at: number;
   updated_at: number;
 }
@@ -533,6 +536,56 @@ export interface CalendarEventAttendeeTable {
   updated_at: number;
 }
 
+/** A rating of an answer (models/feedbacks.py); `model_id` mirrors `data.model_id`. */
+export interface FeedbackTable {
+  id: string;
+  user_id: string;
+  version: number;
+  type: string;
+  model_id: string | null;
+  data: JsonText;
+  meta: JsonText;
+  snapshot: JsonText;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Assistant messages and tokens per UTC day (`created_at / 86400`), model ('' for none), user and chat; maintained by triggers. */
+export interface MessageRollupTable {
+  day: number;
+  model_id: string;
+  user_id: string;
+  chat_id: string;
+  messages: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** Of `messages`, those with token counts. */
+  token_messages: number;
+}
+
+/** A budget an admin set: for one user or every member of a group, per day or month. */
+export interface UsageLimitTable {
+  id: string;
+  scope: string;
+  subject_id: string;
+  period: string;
+  max_requests: number | null;
+  max_tokens: number | null;
+  max_cost: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What a user spent in one day or month (`period_start` in epoch seconds, UTC). */
+export interface UsageCounterTable {
+  user_id: string;
+  period: string;
+  period_start: number;
+  requests: number;
+  tokens: number;
+  cost: number;
+}
+
 export interface Database {
   user: UserTable;
   auth: AuthTable;
@@ -568,13 +621,16 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  feedback: FeedbackTable;
+  message_rollup: MessageRollupTable;
+  usage_limit: UsageLimitTable;
+  usage_counter: UsageCounterTable;
   channel: ChannelTable;
   channel_member: ChannelMemberTable;
   channel_webhook: ChannelWebhookTable;
   channel_file: ChannelFileTable;
   message: MessageTable;
   message_reaction: MessageReactionTable;
-
   scheduled_job: ScheduledJobTable;
   automation: AutomationTable;
   automation_run: AutomationRunTable;

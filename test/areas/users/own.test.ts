@@ -195,7 +195,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
       const res = await world.api.get('/api/v1/users/usage', as(world.member));
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(
-        ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period'].sort(),
+        ['totals', 'heatmap', 'weekly_heatmap', 'cumulative_heatmap', 'insights', 'top_models', 'top_tools', 'period', 'limits'].sort(),
       );
       const created = (await world.record(world.member)).created_at;
       expect(res.body.period.start_date).toBe(created);
@@ -205,6 +205,7 @@ describe("the signed-in user's own settings, status, info, variables, usage and 
         lifetime_tokens: 0,
         input_tokens: 0,
         output_tokens: 0,
+        estimated_tokens: 0,
         peak_daily_tokens: 0,
         longest_chat_seconds: 0,
         current_streak: 0,

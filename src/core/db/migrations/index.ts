@@ -17,6 +17,8 @@ import * as channels from './0016_channels.js';
 import * as scheduler from './0017_scheduler.js';
 import * as calendar from './0018_calendar.js';
 
+import * as evaluations from './0019_evaluations.js';
+
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -36,6 +38,8 @@ const migrations: Record<string, Migration> = {
 
   '0017_scheduler': scheduler,
   '0018_calendar': calendar,
+
+  '0019_evaluations': evaluations,
 };
 
 export const migrationProvider: MigrationProvider = {
