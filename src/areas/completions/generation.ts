@@ -37,6 +37,8 @@ export interface GenerationRequest {
   context: CallContext & { signal: AbortSignal };
   /** What every tool call gets besides its arguments (`__event_emitter__`, `__metadata__`, ...). */
   toolExtras(messages: Message[]): ToolCallExtras;
+  /** Stream filter functions: each streamed chunk passes through them before it is read. */
+  filterChunk?: ((chunk: Json) => Promise<Json>) | null;
 }
 
 export interface GenerationResult {
@@ -69,6 +71,8 @@ function providerError(body: unknown): string {
     const error = body.error;
     if (typeof error === 'string') return error;
     if (isObject(error) && typeof error.message === 'string') return error.message;
+    // A pipe function's failure (functions.generate_function_chat_completion).
+    if (isObject(error) && typeof error.detail === 'string') return error.detail;
   }
   return JSON.stringify(body);
 }
@@ -122,7 +126,7 @@ async function round(completions: CompletionsService, request: GenerationRequest
   } else {
     for await (const event of streamEvents(answer.body)) {
       if (!isObject(event)) continue;
-      readChunk(event, output, calls, result, sink);
+      readChunk(request.filterChunk ? await request.filterChunk(event) : event, output, calls, result, sink);
     }
   }
   return [...calls.values()].filter((c) => c.name);

@@ -18,6 +18,8 @@ import type { ToolsService } from '../tools/service.js';
 import { isSavedChatId, temporarySessionId } from '../chats/ids.js';
 import { type ChatAttachments, checkAttachmentList } from './attachments.js';
 import { MessageEvents } from './events.js';
+import type { PipelineFunctions } from './functions.js';
+import type { FunctionRecord } from '../functions/store.js';
 import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
@@ -82,6 +84,8 @@ interface Job {
   request: RequestInfo;
   /** The request's web search (`features.web_search`), run once for all its answers. */
   webSearch?: Promise<void>;
+  /** The filter functions of the request's model, in order (inlet, stream and outlet run them). */
+  filters: FunctionRecord[];
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -106,6 +110,7 @@ export class ChatPipeline {
       completions: CompletionsService;
       chats: ChatsService;
       tools: ToolsService;
+      functions: PipelineFunctions;
       tasks: TasksService;
       realtime: Realtime;
       memories: MemoryRecall;
@@ -156,9 +161,30 @@ export class ChatPipeline {
       tools: clientTools ? null : await ChatTools.select(this.deps.tools, user, form.tool_ids, (details, message) => this.core.log.warn(details, message)),
       clientTools,
       request,
+      filters: await this.deps.functions.filters(primary, form.filter_ids),
     };
+    await this.inlet(job, primary, targets[0]);
     if (job.sessionId && chatId) return this.startTasks(job, targets);
     return this.answer(job, targets[0]);
+  }
+
+  /** Inlet filters (functions.ts): the conversation (and files) they return is what the model receives. */
+  private async inlet(job: Job, model: Json, target: Target): Promise<void> {
+    if (job.filters.length === 0) return;
+    const metadata = this.functionMetadata(job, target.messageId, model);
+    const live = this.deps.functions.live(job.user.id, job.chatId, target.messageId, job.sessionId);
+    const filtered = await this.deps.functions.inlet(job.filters, job.user, model, { ...job.form, messages: job.messages }, metadata, live);
+    job.messages = filtered.messages;
+    if (Array.isArray(filtered.files)) job.form.files = filtered.files;
+  }
+
+  /** `__metadata__` of the functions run for a message (middleware.py's metadata). */
+  private functionMetadata(job: Job, messageId: string | null, model: Json): Json {
+    const { form } = job;
+    return {
+      chat_id: job.chatId, message_id: messageId, session_id: job.sessionId, user_id: job.user.id, filter_ids: form.filter_ids ?? [],
+      tool_ids: form.tool_ids ?? null, files: form.files ?? null, features: form.features ?? {}, variables: form.variables ?? {}, model: model.id,
+    };
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
@@ -181,7 +207,7 @@ export class ChatPipeline {
     if (entry.model.owned_by === 'arena') return entry.model;
     try {
       await this.deps.models.requireUse(user, await this.deps.models.byId(modelId));
-      await this.deps.completions.providerOf(modelId, context);
+      await this.deps.completions.requireServed(modelId, context);
     } catch (error) {
       if (error instanceof HttpError && (error.statusCode === 403 || error.statusCode === 404)) throw badRequest(MODEL_NOT_FOUND);
       throw error;
@@ -428,6 +454,9 @@ export class ChatPipeline {
       const done: Json = { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) };
       const stored = saved ? await chats.upsertMessage(job.chatId, messageId, done) : null;
       events.send('chat:completion', { ...done, title: stored?.title ?? '' });
+      const answered = [...messages, { id: messageId, role: 'assistant', content: outputText(result.output) }];
+      const live = this.deps.functions.live(job.user.id, job.chatId, messageId, job.sessionId);
+      await this.deps.functions.outletAnswer(job.filters, job.user, model, this.functionMetadata(job, messageId, model), live, answered);
       if (saved) events.send('chat:list', { chat_id: job.chatId, folder_id: stored?.folder_id ?? job.folderId });
       await announceTitle();
       await this.afterAnswer(job, target, index, messageId, events, taskContext, wantsTitle && !job.isNewChat);
@@ -489,7 +518,9 @@ export class ChatPipeline {
     const { realtime } = this.deps;
     const { user, sessionId, chatId, form } = job;
     const messageId = target.messageId;
+    const live = this.deps.functions.live(user.id, chatId, messageId, sessionId);
     return {
+      filterChunk: this.deps.functions.streamFilter(job.filters, user, model, this.functionMetadata(job, messageId, model), live),
       user,
       model: String(model.id),
       messages,
@@ -580,22 +611,27 @@ export class ChatPipeline {
 
   /**
    * `POST /api/chat/completed` (deprecated: outlet filters run inside the
-   * completion now). With no filter functions to apply, the checked request
-   * comes back as sent, without its `model_item`.
+   * completion now, but API clients still call it): the request, without its
+   * `model_item`, through the model's outlet filters.
    */
   async completed(user: UserRecord, body: Json, request: RequestInfo): Promise<Json> {
     await this.requireChatAccess(user, body.chat_id);
     const { model_item: _modelItem, ...data } = body;
     if (!text(data.id)) throw badRequest('Missing message id');
     const listed = await this.deps.models.visible(user, this.context(user, request, request.signal));
-    if (!listed.some((e) => e.id === data.model)) throw badRequest(MODEL_NOT_FOUND);
-    return data;
+    const model = listed.find((e) => e.id === data.model)?.model;
+    if (!model) throw badRequest(MODEL_NOT_FOUND);
+    const filters = await this.deps.functions.filters(model, data.filter_ids);
+    return this.deps.functions.completed(filters, user, model, data);
   }
 
-  /** `POST /api/chat/actions/{id}`: actions are functions, which Parley does not host; every id is unknown. */
-  async action(user: UserRecord, actionId: string, body: Json): Promise<never> {
+  /** `POST /api/chat/actions/{id}` (`id` or `id.sub_action`): runs the action function on the message. */
+  async action(user: UserRecord, actionId: string, body: Json, request: RequestInfo): Promise<unknown> {
     await this.requireChatAccess(user, body.chat_id);
-    throw badRequest(`Action not found: ${actionId.split('.')[0]}`);
+    const listed = await this.deps.models.visible(user, this.context(user, request, request.signal));
+    const model = listed.find((e) => e.id === body.model)?.model;
+    if (!model) throw badRequest(MODEL_NOT_FOUND);
+    return this.deps.functions.action(user, actionId, body, model);
   }
 
   // ---- API client mode ---------------------------------------------------------------

@@ -26,6 +26,8 @@ export interface ListedModel {
 
 export interface CatalogInputs {
   providers: ProviderModels;
+  /** Pipe functions' models (listed first, as the reference's get_all_base_models). */
+  pipes?: Json[];
   rows: ModelRecord[];
   grants: Map<string, AccessGrant[]>;
   arena: { enabled: boolean; models: unknown[] };
@@ -105,7 +107,7 @@ function applyDefaultMetadata(model: Json, defaults: Json): void {
 }
 
 export function buildCatalog(inputs: CatalogInputs): ListedModel[] {
-  const models = baseModels(inputs.providers);
+  const models = [...(inputs.pipes ?? []).map((m) => ({ ...m })), ...baseModels(inputs.providers)];
   if (models.length === 0) return [];
   models.push(...arenaModels(inputs.arena));
 

@@ -63,11 +63,19 @@ function stripKnowledgeContent(knowledge: unknown): unknown {
   });
 }
 
+/** Models served by something other than a provider connection: the pipe functions (functions area). */
+export interface PipeModelSource {
+  /** Changes whenever the list may have changed. */
+  version(): number;
+  models(): Promise<Json[]>;
+}
+
 interface Snapshot {
   entries: ListedModel[];
   /** `{"data":[...]}` of every entry, for callers who see everything. */
   body: string;
   providerVersion: number;
+  pipeVersion: number;
   localVersion: number;
   settings: unknown[];
 }
@@ -82,6 +90,7 @@ export class ModelsService {
   private localVersion = 0;
   private snapshot: Snapshot | null = null;
   private building: { key: string; promise: Promise<Snapshot> } | null = null;
+  private pipes: PipeModelSource | null = null;
 
   constructor(
     private readonly core: Core,
@@ -95,6 +104,11 @@ export class ModelsService {
 
   private store(db: Db = this.core.db): ModelStore {
     return new ModelStore(db);
+  }
+
+  /** Where pipe models come from (set once by the composition root). */
+  setPipeSource(source: PipeModelSource): void {
+    this.pipes = source;
   }
 
   /** Forget the merged list (after a write here, or a change of connections). */
@@ -497,8 +511,9 @@ export class ModelsService {
     return [settings.get(MODEL_ORDER_LIST_KEY), settings.get(DEFAULT_METADATA_KEY), settings.get(ARENA_ENABLE), settings.get(ARENA_MODELS)];
   }
 
-  private async build(providers: ProviderModels, localVersion: number, settings: unknown[]): Promise<Snapshot> {
+  private async build(providers: ProviderModels, localVersion: number, settings: unknown[], pipeVersion: number): Promise<Snapshot> {
     const rows = await this.store().all();
+    const pipes = this.pipes ? await this.pipes.models() : [];
     const grants = await this.access.grantsOfMany(
       RESOURCE,
       rows.map((r) => r.id),
@@ -506,13 +521,14 @@ export class ModelsService {
     const [orderList, defaultMetadata, arenaEnabled, arenaModels] = settings;
     const entries = buildCatalog({
       providers,
+      pipes,
       rows,
       grants,
       arena: { enabled: arenaEnabled === true, models: Array.isArray(arenaModels) ? arenaModels : [] },
       defaultMetadata: isObject(defaultMetadata) ? defaultMetadata : null,
       orderList: Array.isArray(orderList) ? orderList.map(String) : null,
     });
-    return { entries, body: `{"data":[${entries.map((e) => e.json).join(',')}]}`, providerVersion: providers.version, localVersion, settings };
+    return { entries, body: `{"data":[${entries.map((e) => e.json).join(',')}]}`, providerVersion: providers.version, pipeVersion, localVersion, settings };
   }
 
   /** The merged list, rebuilt when provider lists, workspace models or the list settings changed. */
@@ -520,20 +536,28 @@ export class ModelsService {
     const providers = await this.upstream.models(context, refresh);
     const settings = this.settingsSnapshot();
     const localVersion = this.localVersion;
+    const pipeVersion = this.pipes?.version() ?? 0;
     const snapshot = this.snapshot;
     if (
       snapshot &&
       snapshot.providerVersion === providers.version &&
+      snapshot.pipeVersion === pipeVersion &&
       snapshot.localVersion === localVersion &&
       snapshot.settings.every((value, i) => value === settings[i])
     ) {
       return snapshot;
     }
-    const key = `${providers.version}:${localVersion}`;
+    const key = `${providers.version}:${localVersion}:${pipeVersion}`;
     if (this.building?.key === key) return this.building.promise;
-    const promise = this.build(providers, localVersion, settings)
+    const promise = this.build(providers, localVersion, settings, pipeVersion)
       .then((built) => {
-        if (!this.snapshot || built.providerVersion >= this.snapshot.providerVersion || built.localVersion > this.snapshot.localVersion) this.snapshot = built;
+        if (
+          !this.snapshot ||
+          built.providerVersion >= this.snapshot.providerVersion ||
+          built.localVersion > this.snapshot.localVersion ||
+          built.pipeVersion > this.snapshot.pipeVersion
+        )
+          this.snapshot = built;
         return built;
       })
       .finally(() => {

@@ -305,6 +305,20 @@ export interface MemoryTable {
   updated_at: number;
 }
 
+export interface FunctionTable {
+  id: string;
+  user_id: string;
+  name: string;
+  type: string;
+  content: string;
+  meta: string;
+  valves: JsonText;
+  is_active: Flag;
+  is_global: Flag;
+  updated_at: number;
+  created_at: number;
+}
+
 export interface FileTable {
   id: string;
   user_id: string;
@@ -411,8 +425,10 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  function: FunctionTable;
 }
 
+export type FunctionRow = Selectable<FunctionTable>;
 export type UserRow = Selectable<UserTable>;
 export type NewUserRow = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
