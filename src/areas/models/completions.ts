@@ -74,7 +74,8 @@ export class CompletionsService {
       // As generate_function_chat_completion: the preset's parameters and system prompt, access, then the pipe.
       const prepared = await this.models.prepare(user, rest, { style: 'openai', metadata, bypassSystemPrompt: options.bypassSystemPrompt });
       await this.models.requireUse(user, prepared.info, options.bypassAccess);
-      return this.pipes!.chat(user, pipe, prepared.payload, { ...context, metadata });
+      // The chat's ids (context) and the request's own metadata: the pipe's __metadata__ and event channel.
+      return this.pipes!.chat(user, pipe, prepared.payload, { ...context, metadata: { ...context.metadata, ...metadata } });
     }
     const provider = this.providers[await this.providerOf(requested, context)];
     provider.requireEnabled();
