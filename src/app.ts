@@ -42,7 +42,7 @@ import { functionsArea } from './areas/functions/routes.js';
 import { skillsArea } from './areas/skills/routes.js';
 import { ToolsService } from './areas/tools/service.js';
 import { FunctionsService } from './areas/functions/service.js';
-import { connectPipes } from './areas/functions/connect.js';
+import { connectEventFunctions, connectPipes } from './areas/functions/connect.js';
 import { ChatFunctions } from './areas/functions/chat.js';
 import { PipelineFunctions } from './areas/completions/functions.js';
 import { chatsArea } from './areas/chats/routes.js';
@@ -243,6 +243,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   }
   await revokedTokens.load();
   await changes.start();
+  await connectEventFunctions(functions, events);
   await events.start();
   await registry.start();
   files.start();

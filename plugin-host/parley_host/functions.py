@@ -34,9 +34,15 @@ FUNCTION_EXTRAS = (
     '__tools__',
     '__oauth_token__',
     '__id__',
+    '__event__',
+    '__event_id__',
+    '__event_name__',
+    '__app__',
 )
 
-HANDLERS = {'pipe': 'pipe', 'inlet': 'inlet', 'outlet': 'outlet', 'stream': 'stream', 'action': 'action', 'event': 'on_event'}
+HANDLERS = {'pipe': 'pipe', 'inlet': 'inlet', 'outlet': 'outlet', 'stream': 'stream', 'action': 'action', 'event': 'event'}
+# The argument a handler's payload is passed as: `event` for a filter's stream and an event function.
+PAYLOAD_ARGUMENT = {'stream': 'event', 'event': 'event'}
 
 Relay = Callable[[Any], Awaitable[Any]]
 
@@ -138,8 +144,10 @@ async def run_function(
         extras['__id__'] = function_id
 
     signature = inspect.signature(handler)
-    arguments = {'event': params.get('body')} if operation == 'stream' else {'body': params.get('body')}
-    arguments.update({name: value for name, value in extras.items() if name in signature.parameters})
+    arguments = {PAYLOAD_ARGUMENT.get(operation, 'body'): params.get('body')}
+    # An event function taking **kwargs gets every extra (dispatch_event_functions); other handlers those they declare.
+    takes_all = operation == 'event' and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    arguments.update({name: value for name, value in extras.items() if takes_all or name in signature.parameters})
     result = handler(**arguments)
     if inspect.isawaitable(result):
         result = await result

@@ -3,6 +3,8 @@ import type { ChatsService } from '../chats/service.js';
 import { MessageEvents } from '../completions/events.js';
 import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
+import type { EventsService } from '../events/service.js';
+import { EventFunctions } from './events.js';
 import { PipeModels } from './pipes.js';
 import type { FunctionsService } from './service.js';
 
@@ -34,4 +36,12 @@ export function connectPipes(deps: {
   models.setPipeSource(pipes);
   completions.setPipeProvider(pipes);
   return pipes;
+}
+
+/** Makes active event functions receivers of the event bus, beside the webhooks (events.ts). */
+export async function connectEventFunctions(functions: FunctionsService, events: EventsService): Promise<EventFunctions> {
+  const receivers = new EventFunctions(functions);
+  await receivers.refresh();
+  events.connectLocalReceivers(receivers);
+  return receivers;
 }

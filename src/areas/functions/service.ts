@@ -109,6 +109,8 @@ export class FunctionsService {
     const { error: _error, ...kept } = form;
     const meta: Json = { ...kept, description: typeof form.description === 'string' ? form.description : null, manifest };
     if (fn.type === 'filter' && fn.toggle) meta.toggle = true;
+    // An event function's `events` (Parley's addition): the event names it subscribes to; without it, every event.
+    if (fn.type === 'event' && fn.events) meta.events = fn.events;
     return meta;
   }
 
