@@ -15,6 +15,7 @@ title: Demo manifold
 """
 import asyncio
 from pydantic import BaseModel
+from open_webui.utils.misc import openai_chat_chunk_message_template
 
 
 class Pipe:
@@ -46,7 +47,7 @@ class Pipe:
             async def words():
                 for word in ["x", "y"]:
                     await asyncio.sleep(0)
-                    yield word
+                    yield openai_chat_chunk_message_template(body["model"], word)
             return words()
         if kind == "boom":
             raise ValueError("pipe exploded")
@@ -55,9 +56,12 @@ class Pipe:
 `;
 
 const FILTER = `
+from open_webui.utils.misc import get_last_user_message, set_last_user_message_content
+
+
 class Filter:
     def inlet(self, body: dict, __user__: dict, __model__=None) -> dict:
-        body["messages"][-1]["content"] += " [inlet " + __model__["id"] + "]"
+        set_last_user_message_content(get_last_user_message(body["messages"]) + " [inlet " + __model__["id"] + "]", body["messages"])
         return body
 
     def stream(self, event: dict) -> dict:
