@@ -48,7 +48,7 @@ export class EventFunctions implements LocalReceivers {
 }
 
 function receiverOf(fn: FunctionRecord): StoredWebhook {
-  const events = Array.isArray(fn.meta.events) && fn.meta.events.length > 0 ? fn.meta.events.map(String) : ['*'];
+  const events = fn.traits?.events?.length ? fn.traits.events.map(String) : ['*'];
   return {
     id: `${PREFIX}${fn.id}`,
     name: fn.name,

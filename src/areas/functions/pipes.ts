@@ -123,6 +123,35 @@ export class PipeModels {
     return models;
   }
 
+  /**
+   * The `actions` and `filters` of a listed model (utils/models.get_all_models):
+   * active actions and toggleable filters that are global or named by the
+   * model's `meta.actionIds` / `meta.filterIds`; an action with `actions`
+   * gives one button per entry (`{function id}.{action id}`).
+   */
+  async items(): Promise<(model: Json) => { actions: Json[]; filters: Json[] }> {
+    const [actions, filters] = await Promise.all([this.functions.active('action'), this.functions.active('filter')]);
+    const icon = (fn: FunctionRecord) => (fn.meta.manifest as Json | null)?.icon_url ?? fn.traits?.icon ?? null;
+    const description = (fn: FunctionRecord) => fn.meta.description ?? null;
+    const buttons = (fn: FunctionRecord): Json[] =>
+      fn.traits?.actions
+        ? fn.traits.actions.map((a) => ({ id: `${fn.id}.${a.id}`, name: a.name ?? `${fn.name} (${a.id})`, description: description(fn), icon: a.icon_url ?? icon(fn) }))
+        : [{ id: fn.id, name: fn.name, description: description(fn), icon: icon(fn) }];
+    const toggle = (fn: FunctionRecord): Json => ({ id: fn.id, name: fn.name, description: description(fn), icon: icon(fn), has_user_valves: fn.traits?.has_user_valves ?? false });
+    const chosen = (list: FunctionRecord[], named: unknown) => {
+      const ids = new Set(Array.isArray(named) ? named.map(String) : []);
+      return list.filter((fn) => fn.is_global || ids.has(fn.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    };
+    return (model) => {
+      const info = model.info as Json | undefined;
+      const meta = (info?.meta ?? {}) as Json;
+      return {
+        actions: chosen(actions, meta.actionIds).flatMap(buttons),
+        filters: chosen(filters, meta.filterIds).filter((fn) => fn.meta.toggle === true).map(toggle),
+      };
+    };
+  }
+
   /** The active pipe function serving a model id (`{function id}` or `{function id}.{pipe id}`), if any. */
   async serving(modelId: string): Promise<FunctionRecord | null> {
     const id = modelId.split('.')[0];

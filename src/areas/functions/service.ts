@@ -16,7 +16,7 @@ import { type ToolsOptions, toolsOptionsFromEnv } from '../tools/options.js';
 import { ValvesCipher } from '../tools/valves-crypto.js';
 import type { UsersService } from '../users/service.js';
 import type { FunctionForm, SyncFunction } from './schemas.js';
-import { type FunctionRecord, FunctionStore, type FunctionType } from './store.js';
+import { type FunctionRecord, FunctionStore, type FunctionTraits, type FunctionType } from './store.js';
 
 type Json = Record<string, unknown>;
 
@@ -109,18 +109,21 @@ export class FunctionsService {
     const { error: _error, ...kept } = form;
     const meta: Json = { ...kept, description: typeof form.description === 'string' ? form.description : null, manifest };
     if (fn.type === 'filter' && fn.toggle) meta.toggle = true;
-    // An event function's `events` (Parley's addition): the event names it subscribes to; without it, every event.
-    if (fn.type === 'event' && fn.events) meta.events = fn.events;
     return meta;
   }
 
+  private static traits(fn: FunctionDescription): FunctionTraits {
+    // An event function's `events` (Parley's addition) names the events it subscribes to; without it, every event.
+    return { actions: fn.actions, events: fn.events, icon: fn.icon, has_user_valves: fn.has_user_valves };
+  }
+
   private static response(fn: FunctionRecord) {
-    const { content: _content, valves: _valves, ...rest } = fn;
+    const { content: _content, valves: _valves, traits: _traits, ...rest } = fn;
     return rest;
   }
 
   private static model(fn: FunctionRecord, valves?: Json | null) {
-    const { valves: _valves, ...rest } = fn;
+    const { valves: _valves, traits: _traits, ...rest } = fn;
     return valves === undefined ? rest : { ...rest, valves };
   }
 
@@ -166,6 +169,7 @@ export class FunctionsService {
       content,
       meta: FunctionsService.meta(form.meta, manifest, fn),
       valves: null,
+      traits: FunctionsService.traits(fn),
       is_active: false,
       is_global: false,
       updated_at: now,
@@ -190,7 +194,7 @@ export class FunctionsService {
     const current = await this.require(id);
     const content = rewriteImports(form.content);
     const { manifest, fn } = await this.describe(user, id, content);
-    const fields = { name: form.name, content, type: fn.type, meta: FunctionsService.meta(form.meta, manifest, fn) };
+    const fields = { name: form.name, content, type: fn.type, meta: FunctionsService.meta(form.meta, manifest, fn), traits: FunctionsService.traits(fn) };
     const now = this.core.clock.now();
     await this.core.db.transaction().execute(async (trx) => {
       if (!(await this.store(trx).update(id, fields, now))) throw unauthorized(ERROR.NOT_FOUND);
@@ -246,12 +250,12 @@ export class FunctionsService {
       try {
         const { manifest, fn } = await this.describe(user, id, content);
         const valves = item.valves ? await this.validate(user, { id, content, owner: user.id }, 'valves', item.valves) : null;
-        record = { id, user_id: user.id, name: item.name, type: fn.type, content, meta: FunctionsService.meta(form, manifest, fn), valves, is_active: item.is_active ?? false, is_global: item.is_global ?? false, updated_at: now, created_at: now };
+        record = { id, user_id: user.id, name: item.name, type: fn.type, content, meta: FunctionsService.meta(form, manifest, fn), valves, traits: FunctionsService.traits(fn), is_active: item.is_active ?? false, is_global: item.is_global ?? false, updated_at: now, created_at: now };
       } catch (error) {
         if (!(error instanceof HttpError) || error.statusCode >= 500) throw error;
         const type = TYPES.includes(item.type as FunctionType) ? (item.type as FunctionType) : 'pipe';
         const { error: _previous, ...meta } = form;
-        record = { id, user_id: user.id, name: item.name, type, content, meta: { ...meta, error: String(error.detail) }, valves: item.valves ?? null, is_active: false, is_global: item.is_global ?? false, updated_at: now, created_at: now };
+        record = { id, user_id: user.id, name: item.name, type, content, meta: { ...meta, error: String(error.detail) }, valves: item.valves ?? null, traits: null, is_active: false, is_global: item.is_global ?? false, updated_at: now, created_at: now };
       }
       records.push(record);
     }

@@ -16,10 +16,21 @@ export interface FunctionRecord {
   /** FunctionMeta: `description`, `manifest`, and extra keys (`toggle`, `error`, ...). */
   meta: Json;
   valves: unknown;
+  /** What the source declares, read without loading it (listings, the event bus); null when it did not load. */
+  traits: FunctionTraits | null;
   is_active: boolean;
   is_global: boolean;
   updated_at: number;
   created_at: number;
+}
+
+export interface FunctionTraits {
+  /** An action's buttons (`actions`), as declared. */
+  actions: Json[] | null;
+  /** An event function's `events`. */
+  events: string[] | null;
+  icon: string | null;
+  has_user_valves: boolean;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -34,6 +45,7 @@ function toRecord(row: FunctionRow): FunctionRecord {
     content: row.content,
     meta: isObject(meta) ? meta : {},
     valves: fromJson<unknown>(row.valves, null),
+    traits: fromJson<FunctionTraits | null>(row.traits, null),
     is_active: toBool(row.is_active),
     is_global: toBool(row.is_global),
     updated_at: Number(row.updated_at),
@@ -41,7 +53,7 @@ function toRecord(row: FunctionRow): FunctionRecord {
   };
 }
 
-export type FunctionWrite = Partial<Pick<FunctionRecord, 'name' | 'type' | 'content' | 'meta' | 'is_active' | 'is_global'>>;
+export type FunctionWrite = Partial<Pick<FunctionRecord, 'name' | 'type' | 'content' | 'meta' | 'traits' | 'is_active' | 'is_global'>>;
 
 export class FunctionStore {
   constructor(private readonly db: Db) {}
@@ -71,6 +83,7 @@ export class FunctionStore {
         content: fn.content,
         meta: toJson(fn.meta) ?? '{}',
         valves: toJson(fn.valves),
+        traits: toJson(fn.traits),
         is_active: fn.is_active,
         is_global: fn.is_global,
         updated_at: fn.updated_at,
@@ -80,10 +93,10 @@ export class FunctionStore {
   }
 
   async update(id: string, fields: FunctionWrite, now: number): Promise<boolean> {
-    const { meta, ...rest } = fields;
+    const { meta, traits, ...rest } = fields;
     const result = await this.db
       .updateTable('function')
-      .set({ ...rest, ...(meta ? { meta: toJson(meta) ?? '{}' } : {}), updated_at: now })
+      .set({ ...rest, ...(meta ? { meta: toJson(meta) ?? '{}' } : {}), ...(traits !== undefined ? { traits: toJson(traits) } : {}), updated_at: now })
       .where('id', '=', id)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;

@@ -11,7 +11,7 @@ import type { CallContext } from '../../core/upstream/headers.js';
 import type { UpstreamService } from '../../core/upstream/service.js';
 import type { UsersService } from '../users/service.js';
 import { profileImagePolicy, type ProfileImagePolicy } from '../users/settings.js';
-import { baseModels, buildCatalog, type ListedModel } from './catalog.js';
+import { baseModels, buildCatalog, type FunctionItems, type ListedModel } from './catalog.js';
 import { applyParamsOllama, applyParamsOpenAI, applySystemPrompt } from './params.js';
 import { type ModelImage, resolveModelImage } from './profile-image.js';
 import type { ModelAccessGrantsForm, ModelForm, SyncModelsForm } from './schemas.js';
@@ -63,11 +63,12 @@ function stripKnowledgeContent(knowledge: unknown): unknown {
   });
 }
 
-/** Models served by something other than a provider connection: the pipe functions (functions area). */
+/** What functions add to the model list (functions area): pipe models, and models' action buttons and filter toggles. */
 export interface PipeModelSource {
   /** Changes whenever the list may have changed. */
   version(): number;
   models(): Promise<Json[]>;
+  items(): Promise<FunctionItems>;
 }
 
 interface Snapshot {
@@ -514,6 +515,7 @@ export class ModelsService {
   private async build(providers: ProviderModels, localVersion: number, settings: unknown[], pipeVersion: number): Promise<Snapshot> {
     const rows = await this.store().all();
     const pipes = this.pipes ? await this.pipes.models() : [];
+    const functionItems = this.pipes ? await this.pipes.items() : undefined;
     const grants = await this.access.grantsOfMany(
       RESOURCE,
       rows.map((r) => r.id),
@@ -522,6 +524,7 @@ export class ModelsService {
     const entries = buildCatalog({
       providers,
       pipes,
+      functionItems,
       rows,
       grants,
       arena: { enabled: arenaEnabled === true, models: Array.isArray(arenaModels) ? arenaModels : [] },

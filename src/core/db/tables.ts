@@ -313,6 +313,7 @@ export interface FunctionTable {
   content: string;
   meta: string;
   valves: JsonText;
+  traits: JsonText;
   is_active: Flag;
   is_global: Flag;
   updated_at: number;

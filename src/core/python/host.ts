@@ -39,6 +39,9 @@ export interface FunctionDescription {
   actions: JsonObject[] | null;
   /** An event function's `events` (the event names it subscribes to), as declared. */
   events: string[] | null;
+  /** The class's `icon_url` (or `icon`), for buttons and toggles. */
+  icon: string | null;
+  has_user_valves: boolean;
 }
 
 /** What a function handler is called for (functions.py on the Python side). */

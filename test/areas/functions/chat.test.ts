@@ -219,6 +219,14 @@ describe('functions in chats', () => {
       const status = await browser.next((e) => e.message_id === assistantId && e.type === 'status' && e.data.description === `pressed ${sub}`, 'the action status');
       expect(status.data.done).toBe(true);
     }
+    // Global: every model shows its two buttons.
+    await world.api.post('/api/v1/functions/id/buttons/toggle/global', {}, admin());
+    const listed = (await world.api.get('/api/models', admin())).body.data.find((m: any) => m.id === 'fake-model');
+    expect(listed.actions).toEqual([
+      { id: 'buttons.one', name: 'One', description: 'buttons', icon: null },
+      { id: 'buttons.two', name: 'Two', description: 'buttons', icon: null },
+    ]);
+    expect(listed.filters).toEqual([]);
     const missing = await world.api.post('/api/chat/actions/nothing', { model: 'fake-model', chat_id: res.body.chat_id, id: assistantId, messages: [] }, admin());
     expect(missing.status).toBe(400);
     expect(missing.body.detail).toBe('Action not found: nothing');
