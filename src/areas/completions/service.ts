@@ -178,6 +178,13 @@ export class ChatPipeline {
     if (Array.isArray(filtered.files)) job.form.files = filtered.files;
   }
 
+  /** Outlet filters over a stored answer (functions.ts): their changes are stored and sent as `chat:outlet`. */
+  private async outlet(job: Job, model: Json, messageId: string, messages: Message[], result: GenerationResult): Promise<void> {
+    const answered = [...messages, { id: messageId, role: 'assistant', content: outputText(result.output) }];
+    const live = this.deps.functions.live(job.user.id, job.chatId, messageId, job.sessionId);
+    await this.deps.functions.outletAnswer(job.filters, job.user, model, this.functionMetadata(job, messageId, model), live, answered);
+  }
+
   /** `__metadata__` of the functions run for a message (middleware.py's metadata). */
   private functionMetadata(job: Job, messageId: string | null, model: Json): Json {
     const { form } = job;
@@ -454,9 +461,7 @@ export class ChatPipeline {
       const done: Json = { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) };
       const stored = saved ? await chats.upsertMessage(job.chatId, messageId, done) : null;
       events.send('chat:completion', { ...done, title: stored?.title ?? '' });
-      const answered = [...messages, { id: messageId, role: 'assistant', content: outputText(result.output) }];
-      const live = this.deps.functions.live(job.user.id, job.chatId, messageId, job.sessionId);
-      await this.deps.functions.outletAnswer(job.filters, job.user, model, this.functionMetadata(job, messageId, model), live, answered);
+      await this.outlet(job, model, messageId, messages, result);
       if (saved) events.send('chat:list', { chat_id: job.chatId, folder_id: stored?.folder_id ?? job.folderId });
       await announceTitle();
       await this.afterAnswer(job, target, index, messageId, events, taskContext, wantsTitle && !job.isNewChat);
@@ -662,7 +667,10 @@ export class ChatPipeline {
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
-      else await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+      else {
+        await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+        await this.outlet(job, model, target.messageId!, messages, result);
+      }
     };
     if (!job.stream) {
       const result = await generate(this.deps.completions, request, { progress() {} });
