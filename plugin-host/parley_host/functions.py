@@ -57,6 +57,7 @@ def describe_function(instance: Any, function_type: str) -> dict:
         'events': _plain_list(getattr(instance, 'events', None)) if function_type == 'event' else None,
         'icon': next((v for v in (getattr(instance, 'icon_url', None), getattr(instance, 'icon', None)) if isinstance(v, str)), None),
         'has_user_valves': hasattr(instance, 'UserValves'),
+        'file_handler': function_type == 'filter' and bool(getattr(instance, 'file_handler', False)),
     }
 
 

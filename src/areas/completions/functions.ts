@@ -44,7 +44,9 @@ export class PipelineFunctions {
     if (filters.length === 0) return { messages, files: body.files };
     try {
       const result = await this.functions.run(filters, 'inlet', { ...body, metadata }, user, model, metadata, live);
-      return { messages: Array.isArray(result.messages) ? (result.messages.filter(isObject) as Message[]) : messages, files: result.files };
+      // A `file_handler` filter took care of the files: Parley does not process them again (process_filter_functions).
+      const files = filters.some((fn) => fn.traits?.file_handler) ? [] : result.files;
+      return { messages: Array.isArray(result.messages) ? (result.messages.filter(isObject) as Message[]) : messages, files };
     } catch (error) {
       throw badRequest(functionFailure(error));
     }

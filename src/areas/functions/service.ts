@@ -114,7 +114,7 @@ export class FunctionsService {
 
   private static traits(fn: FunctionDescription): FunctionTraits {
     // An event function's `events` (Parley's addition) names the events it subscribes to; without it, every event.
-    return { actions: fn.actions, events: fn.events, icon: fn.icon, has_user_valves: fn.has_user_valves };
+    return { actions: fn.actions, events: fn.events, icon: fn.icon, has_user_valves: fn.has_user_valves, file_handler: fn.file_handler };
   }
 
   private static response(fn: FunctionRecord) {

@@ -31,6 +31,8 @@ export interface FunctionTraits {
   events: string[] | null;
   icon: string | null;
   has_user_valves: boolean;
+  /** A filter handling the request's files itself. */
+  file_handler?: boolean;
 }
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);

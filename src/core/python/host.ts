@@ -42,6 +42,8 @@ export interface FunctionDescription {
   /** The class's `icon_url` (or `icon`), for buttons and toggles. */
   icon: string | null;
   has_user_valves: boolean;
+  /** A filter that handles the request's files itself (`file_handler`): Parley leaves them alone. */
+  file_handler: boolean;
 }
 
 /** What a function handler is called for (functions.py on the Python side). */
