@@ -32,8 +32,10 @@ class Pipe:
     def pipes(self):
         return [{"id": name, "name": name.title()} for name in ("echo", "dict", "gen", "agen", "boom", "hang")]
 
-    async def pipe(self, body: dict, __user__: dict, __event_emitter__=None, __metadata__=None):
+    async def pipe(self, body: dict, __user__: dict, __event_emitter__=None, __metadata__=None, __task__=None):
         kind = body["model"].split(".", 1)[1]
+        if __task__ == "title_generation":
+            return '{"title": "Piped title"}'
         last = body["messages"][-1]["content"]
         if kind == "echo":
             if __event_emitter__:
@@ -151,9 +153,13 @@ describe('functions in chats', () => {
     const done = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the answer', 20000);
     expect(outputText(done.data.output)).toBe('abc');
 
-    const echo = webRequest(browser.socket, { model: 'demo.echo', content: 'hi', extra: { background_tasks: {} } });
+    const echo = webRequest(browser.socket, { model: 'demo.echo', content: 'hi', extra: { background_tasks: { title_generation: true } } });
     await world.api.post('/api/chat/completions', echo.body, admin());
-    await browser.next((e) => e.message_id === echo.assistantId && e.type === 'chat:completion' && e.data?.done, 'the echo', 20000);
+    const echoed = await browser.next((e) => e.message_id === echo.assistantId && e.type === 'chat:completion' && e.data?.done, 'the echo', 20000);
+    expect(outputText(echoed.data.output)).toBe('echo admin: hi');
+    // The title task went to the pipe too, which knew it from `__task__`.
+    const title = await browser.next((e) => e.message_id === echo.assistantId && e.type === 'chat:title', 'the title', 20000);
+    expect(title.data).toBe('Piped title');
     const status = await browser.next((e) => e.message_id === echo.assistantId && e.type === 'status', 'the pipe status');
     expect(status.data).toEqual({ description: 'piping', done: true });
 
