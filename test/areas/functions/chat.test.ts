@@ -88,7 +88,7 @@ class Action:
 `;
 
 describe('functions in chats', () => {
-  const world = useServer({ fakes: fakeModel(), env: { PLUGIN_POOL_SIZE: '3', PLUGIN_CALL_TIMEOUT: '4' }, admin: 'Fn Chat Admin' });
+  const world = useServer({ fakes: fakeModel(), env: { PLUGIN_POOL_SIZE: '3', PLUGIN_CALL_TIMEOUT: '4' }, admin: 'Fn Chat Admin', users: { alice: ['user', 'Fn Chat Alice'] } });
   let browser: Browser;
   const admin = () => ({ token: world.admin.token });
 
@@ -122,6 +122,22 @@ describe('functions in chats', () => {
     ]);
     expect(pipes[0]).toMatchObject({ object: 'model', owned_by: 'openai', pipe: { type: 'pipe' }, has_user_valves: true });
     expect(res.body.data.some((m: any) => m.id === 'fake-model')).toBe(true);
+  }, 30000);
+
+  it('obeys model access: a user reaches a pipe model only through a grant', async () => {
+    const alice = { token: world.alice.token };
+    const ask = () => world.api.post('/api/chat/completions', { model: 'demo.echo', messages: [{ role: 'user', content: 'hey' }] }, alice);
+    expect((await world.api.get('/api/models', alice)).body.data.some((m: any) => m.pipe)).toBe(false);
+    const refused = await ask();
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe('Model not found');
+    const grant = [{ principal_type: 'user', principal_id: world.alice.id, permission: 'read' }];
+    const model = await world.api.post('/api/v1/models/create', { id: 'demo.echo', name: 'Echo for Alice', meta: {}, params: {}, access_grants: grant }, admin());
+    expect(model.status, model.text).toBe(200);
+    expect((await world.api.get('/api/models', alice)).body.data.map((m: any) => m.id)).toContain('demo.echo');
+    const answered = await ask();
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.body.choices[0].message.content).toBe('echo friend: hey');
   }, 30000);
 
   it('answers API clients from the pipe, streamed and not, whatever pipe returns', async () => {
