@@ -223,6 +223,18 @@ describe('functions in chats', () => {
     );
     expect(completed.status, completed.text).toBe(200);
     expect(completed.body.messages[0].content).toBe('done [outlet]');
+
+    // An API client answering a stored message: the outlet changes what is stored.
+    const messages = {
+      q: { id: 'q', parentId: null, childrenIds: ['a'], role: 'user', content: 'old question', timestamp: 1 },
+      a: { id: 'a', parentId: 'q', childrenIds: [], role: 'assistant', content: 'old answer', model: 'fake-model', done: true, timestamp: 1 },
+    };
+    const chat = await world.api.post('/api/v1/chats/new', { chat: { title: 'Stored', models: ['fake-model'], history: { currentId: 'a', messages } } }, admin());
+    const api = await world.api.post('/api/chat/completions', { model: 'fake-model', chat_id: chat.body.id, id: 'a', stream: false, messages: [{ role: 'user', content: 'api' }] }, admin());
+    expect(api.status, api.text).toBe(200);
+    expect(api.body.choices[0].message.content).toBe('You said: api [inlet fake-model]');
+    const kept = (await world.api.get(`/api/v1/chats/${chat.body.id}`, admin())).body.chat.history.messages.a;
+    expect(kept).toMatchObject({ content: 'You said: api [inlet fake-model] [outlet]', originalContent: 'You said: api [inlet fake-model]' });
     await world.api.post('/api/v1/functions/id/marks/toggle', {}, admin());
   }, 30000);
 
