@@ -31,6 +31,9 @@ export type PipeEventsFactory = (user: UserRecord, metadata: Json) => PipeEvents
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** How long a manifold's `pipes` may take when the model list is built. */
+const PIPES_LIST_TIMEOUT_MS = 10_000;
+
 /** openai_chat_chunk_message_template */
 function chunkOf(model: string, content: string | null, finishReason: string | null = null): Json {
   return {
@@ -110,7 +113,8 @@ export class PipeModels {
     const models: Json[] = [];
     for (const fn of await this.functions.active('pipe')) {
       try {
-        const listed = await this.functions.run<PipeList>(fn, 'pipes');
+        // The model list waits for this: a manifold that hangs must not hold it for the whole call timeout.
+        const listed = await this.functions.run<PipeList>(fn, 'pipes', { timeoutMs: PIPES_LIST_TIMEOUT_MS });
         const base = { object: 'model', created: fn.created_at, owned_by: 'openai', pipe: { type: 'pipe' }, has_user_valves: listed.has_user_valves };
         if (!listed.manifold) models.push({ id: fn.id, name: fn.name, ...base });
         for (const pipe of listed.pipes) models.push({ id: `${fn.id}.${pipe.id}`, name: `${listed.prefix ?? ''}${pipe.name}`, ...base });

@@ -542,7 +542,7 @@ export class PythonHost {
     signal?.addEventListener('abort', stop, { once: true });
     try {
       const send = (withContent: boolean) =>
-        worker.request<T>(method, { ...params, tool_id: unit.id, unit: unit.kind, hash, content: withContent ? content : null }, timeoutMs, onRequest);
+        worker.request<T>(method, { ...params, tool_id: unit.id, unit: unit.kind, hash, content: withContent ? content : null }, timeoutMs, onRequest, unit.kind);
       const result = await send(worker.loaded.get(toolId) !== hash || method === 'extract').catch((error: PluginError) => {
         // Our view of the worker's cache was stale: send the source after all.
         if (error.details?.hostCode === 'not_loaded') return send(true);
