@@ -52,6 +52,11 @@ export class PipelineFunctions {
     }
   }
 
+  /** Whether any of `filters` may change the streamed chunks (then the answer cannot be relayed as is). */
+  filtersStream(filters: FunctionRecord[]): boolean {
+    return this.functions.filters.mayRun(filters, 'stream');
+  }
+
   streamFilter(filters: FunctionRecord[], user: UserRecord, model: Json, metadata: Json, live: LiveEvents): ((chunk: Json) => Promise<Json>) | null {
     return this.functions.streamFilter(filters, user, model, metadata, live);
   }

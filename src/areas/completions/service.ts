@@ -653,7 +653,8 @@ export class ChatPipeline {
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
     await this.webSearch(job, model, context, events);
     const { messages, sources } = await this.attach(job, model, context, events);
-    if (!job.tools && !storedAnswer) {
+    // Relayed as the provider answered unless something must read the answer: tools, a stored message, stream filters.
+    if (!job.tools && !storedAnswer && !this.deps.functions.filtersStream(job.filters)) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));
       const payload = { ...passthrough, ...job.params, model: model.id, messages, stream: job.stream };
       try {

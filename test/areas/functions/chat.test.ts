@@ -224,6 +224,13 @@ describe('functions in chats', () => {
     expect(completed.status, completed.text).toBe(200);
     expect(completed.body.messages[0].content).toBe('done [outlet]');
 
+    // An API client's stream passes through the stream filter too.
+    const client = new OpenAI({ apiKey: world.admin.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: 'fake-model', stream: true, messages: [{ role: 'user', content: 'shout' }] });
+    let streamed = '';
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? '';
+    expect(streamed).toBe('YOU SAID: SHOUT [INLET FAKE-MODEL]');
+
     // An API client answering a stored message: the outlet changes what is stored.
     const messages = {
       q: { id: 'q', parentId: null, childrenIds: ['a'], role: 'user', content: 'old question', timestamp: 1 },
