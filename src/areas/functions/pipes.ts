@@ -66,6 +66,7 @@ function failureText(error: unknown): string {
 function sseOf(model: string, chunk: PipeChunk): string {
   if ('raw' in chunk) return chunk.raw;
   if ('json' in chunk) return `data: ${JSON.stringify(chunk.json)}\n\n`;
+  if (chunk.text === '') return ''; // the blank lines between an upstream's events
   if (chunk.text.startsWith('data:')) return `${chunk.text}\n\n`;
   return `data: ${JSON.stringify(chunkOf(model, chunk.text))}\n\n`;
 }

@@ -21,6 +21,7 @@ from open_webui.utils.misc import openai_chat_chunk_message_template
 class Pipe:
     class Valves(BaseModel):
         greeting: str = "echo"
+        upstream: str = ""
 
     class UserValves(BaseModel):
         nickname: str = "friend"
@@ -30,7 +31,7 @@ class Pipe:
         self.valves = self.Valves()
 
     def pipes(self):
-        return [{"id": name, "name": name.title()} for name in ("echo", "dict", "gen", "agen", "boom", "hang")]
+        return [{"id": name, "name": name.title()} for name in ("echo", "dict", "gen", "agen", "proxy", "boom", "hang")]
 
     async def pipe(self, body: dict, __user__: dict, __event_emitter__=None, __metadata__=None, __task__=None):
         kind = body["model"].split(".", 1)[1]
@@ -51,6 +52,11 @@ class Pipe:
                     await asyncio.sleep(0)
                     yield openai_chat_chunk_message_template(body["model"], word)
             return words()
+        if kind == "proxy":
+            import requests
+            answer = requests.post(self.valves.upstream + "/chat/completions", json={**body, "model": "fake-model"}, stream=True, timeout=10)
+            answer.raise_for_status()
+            return answer.iter_lines()
         if kind == "boom":
             raise ValueError("pipe exploded")
         while True:
@@ -103,6 +109,7 @@ describe('functions in chats', () => {
     await install('demo', MANIFOLD);
     await install('buttons', ACTION);
     await world.api.post('/api/v1/functions/id/demo/valves/user/update', { nickname: 'admin' }, admin());
+    await world.api.post('/api/v1/functions/id/demo/valves/update', { upstream: world.model.url }, admin());
     world.model.script = (body) => (isTaskPrompt(body) ? defaultScript(body) : { text: `You said: ${lastUserText(body.messages)}` });
     browser = await openBrowser(world.server.url, world.admin.token);
   }, 30000);
@@ -117,6 +124,7 @@ describe('functions in chats', () => {
       ['demo.dict', 'Demo/Dict'],
       ['demo.gen', 'Demo/Gen'],
       ['demo.agen', 'Demo/Agen'],
+      ['demo.proxy', 'Demo/Proxy'],
       ['demo.boom', 'Demo/Boom'],
       ['demo.hang', 'Demo/Hang'],
     ]);
@@ -150,6 +158,8 @@ describe('functions in chats', () => {
       ['demo.gen', 'abc'],
       ['demo.agen', 'xy'],
       ['demo.echo', 'echo admin: hello'],
+      // An upstream's own event stream, relayed line by line (requests' iter_lines).
+      ['demo.proxy', 'You said: hello'],
     ]) {
       const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'hello' }] });
       let text = '';
