@@ -422,7 +422,8 @@ export class ChatPipeline {
     const messageId = target.messageId!;
     const events = new MessageEvents(realtime, chats, job.user.id, job.chatId, messageId);
     const saved = isSavedChatId(job.chatId);
-    const metadata: Json = { chat_id: job.chatId, message_id: messageId, session_id: job.sessionId, user_id: job.user.id, task_id: task.id };
+    // `files`: what a pipe answering the message reads as `__files__`.
+    const metadata: Json = { chat_id: job.chatId, message_id: messageId, session_id: job.sessionId, user_id: job.user.id, task_id: task.id, files: job.form.files ?? [] };
     const context = this.context(job.user, job.request, task.signal, metadata);
     // Titles, tags and follow-ups are not cut short by a stop.
     const taskContext = { ...context, signal: new AbortController().signal };
