@@ -52,7 +52,6 @@ def describe_function(instance: Any, function_type: str) -> dict:
     return {
         'type': function_type,
         'toggle': bool(getattr(instance, 'toggle', None)) if function_type == 'filter' else False,
-        'has_pipes': function_type == 'pipe' and hasattr(instance, 'pipes'),
         'actions': _plain_list(getattr(instance, 'actions', None)) if function_type == 'action' else None,
         'events': _plain_list(getattr(instance, 'events', None)) if function_type == 'event' else None,
         'icon': next((v for v in (getattr(instance, 'icon_url', None), getattr(instance, 'icon', None)) if isinstance(v, str)), None),

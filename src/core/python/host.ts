@@ -33,8 +33,6 @@ export interface FunctionDescription {
   type: 'pipe' | 'filter' | 'action' | 'event';
   /** A filter shown as a chat toggle (`self.toggle`). */
   toggle: boolean;
-  /** A manifold pipe (`pipes`). */
-  has_pipes: boolean;
   /** An action's `actions` (several buttons), as declared. */
   actions: JsonObject[] | null;
   /** An event function's `events` (the event names it subscribes to), as declared. */
