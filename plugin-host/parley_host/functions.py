@@ -141,7 +141,7 @@ async def run_function(
             '__request__': MinimalRequest(params.get('request')),
         }
     )
-    extras.setdefault('__id__', function_id)
+    # The function's id, unless the caller names another (an action's sub-action).
     if extras['__id__'] is None:
         extras['__id__'] = function_id
 
