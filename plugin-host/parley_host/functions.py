@@ -13,7 +13,7 @@ from typing import Any, Awaitable, Callable
 
 from .calls import MinimalRequest
 from .errors import HostError
-from .results import to_json
+from .results import render_result, to_json
 from .valves import make_valves
 
 # Extras a function handler may declare; those not supplied are None.
@@ -153,6 +153,11 @@ async def run_function(
     result = handler(**arguments)
     if inspect.isawaitable(result):
         result = await result
+    if operation == 'action':
+        # An HTMLResponse (or its tuple form) becomes an embed, as process_tool_result does for actions.
+        rendered = render_result(function_id, result)
+        if rendered['embeds']:
+            return {'kind': 'value', 'value': rendered['text'], 'embeds': rendered['embeds']}
     if operation != 'pipe':
         return {'kind': 'value', 'value': to_json(result)}
     return await _pipe_result(result, send_chunk)

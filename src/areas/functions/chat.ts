@@ -70,8 +70,9 @@ export class ChatFunctions {
     const [functionId, subAction] = actionId.split('.', 2);
     const fn = await this.functions.byId(functionId);
     if (!fn || fn.type !== 'action') throw badRequest(`Action not found: ${functionId}`);
+    let result: { value: unknown; embeds?: string[] };
     try {
-      const result = await this.functions.run<{ value: unknown }>(fn, 'action', {
+      result = await this.functions.run<{ value: unknown; embeds?: string[] }>(fn, 'action', {
         user,
         body,
         metadata: { chat_id: body.chat_id ?? null, message_id: body.id ?? null, session_id: body.session_id ?? null, user_id: user.id },
@@ -79,10 +80,23 @@ export class ChatFunctions {
         eventCall: live.eventCall,
         functionExtras: { __model__: model, __id__: subAction ?? functionId },
       });
-      return result.value;
     } catch (error) {
       throw badRequest(`Error: ${functionFailure(error)}`);
     }
+    if (!result.embeds?.length) return result.value;
+    // A rich UI result: the embed goes to the message, the caller gets the status text in its place.
+    await live.eventEmitter?.({ type: 'embeds', data: { embeds: result.embeds } });
+    return parsedOr(result.value);
+  }
+}
+
+/** JSON text as its value; other text as it is. */
+function parsedOr(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
   }
 }
 

@@ -85,10 +85,15 @@ class Filter:
 `;
 
 const ACTION = `
+from fastapi.responses import HTMLResponse
+
+
 class Action:
     actions = [{"id": "one", "name": "One"}, {"id": "two", "name": "Two"}]
 
     async def action(self, body: dict, __id__=None, __event_emitter__=None, __user__=None):
+        if __id__ == "chart":
+            return HTMLResponse(content="<b>chart</b>", headers={"Content-Disposition": "inline"})
         await __event_emitter__({"type": "status", "data": {"description": "pressed " + __id__, "done": True}})
         return {"pressed": __id__, "by": __user__["name"], "message": body["id"]}
 `;
@@ -270,6 +275,16 @@ describe('functions in chats', () => {
       const status = await browser.next((e) => e.message_id === assistantId && e.type === 'status' && e.data.description === `pressed ${sub}`, 'the action status');
       expect(status.data.done).toBe(true);
     }
+    // A rich UI result: the embed reaches the message, the caller gets the status.
+    const chart = await world.api.post(
+      '/api/chat/actions/buttons.chart',
+      { model: 'fake-model', chat_id: res.body.chat_id, id: assistantId, session_id: browser.socket.id, messages: [] },
+      admin(),
+    );
+    expect(chart.body).toEqual({ status: 'success', code: 'ui_component', message: 'buttons: Embedded UI result is active and visible to the user.' });
+    const embeds = await browser.next((e) => e.message_id === assistantId && e.type === 'embeds', 'the embed');
+    expect(embeds.data.embeds).toEqual(['<b>chart</b>']);
+
     // Global: every model shows its two buttons.
     await world.api.post('/api/v1/functions/id/buttons/toggle/global', {}, admin());
     const listed = (await world.api.get('/api/models', admin())).body.data.find((m: any) => m.id === 'fake-model');
