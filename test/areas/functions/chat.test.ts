@@ -15,6 +15,7 @@ title: Demo manifold
 """
 import asyncio
 from pydantic import BaseModel
+from open_webui.constants import TASKS
 from open_webui.utils.misc import openai_chat_chunk_message_template
 
 
@@ -35,7 +36,7 @@ class Pipe:
 
     async def pipe(self, body: dict, __user__: dict, __event_emitter__=None, __metadata__=None, __task__=None):
         kind = body["model"].split(".", 1)[1]
-        if __task__ == "title_generation":
+        if __task__ == TASKS.TITLE_GENERATION:
             return '{"title": "Piped title"}'
         last = body["messages"][-1]["content"]
         if kind == "echo":
