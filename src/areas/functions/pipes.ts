@@ -89,7 +89,7 @@ function textOf(chunk: PipeChunk): string {
  */
 export class PipeModels {
   private listed: { version: number; models: Json[] } | null = null;
-  private listing: Promise<Json[]> | null = null;
+  private listing: { version: number; promise: Promise<Json[]> } | null = null;
 
   constructor(
     private readonly functions: FunctionsService,
@@ -106,8 +106,14 @@ export class PipeModels {
   async models(): Promise<Json[]> {
     const version = this.version();
     if (this.listed?.version === version) return this.listed.models;
-    this.listing ??= this.list(version).finally(() => (this.listing = null));
-    return this.listing;
+    // A listing started before the last change would answer the old list: only one of this version is shared.
+    if (this.listing?.version !== version) {
+      const promise = this.list(version).finally(() => {
+        if (this.listing?.promise === promise) this.listing = null;
+      });
+      this.listing = { version, promise };
+    }
+    return this.listing.promise;
   }
 
   private async list(version: number): Promise<Json[]> {
@@ -124,7 +130,7 @@ export class PipeModels {
         this.log.warn({ function: fn.id, error: failureText(error) }, 'A pipe function could not list its models');
       }
     }
-    this.listed = { version, models };
+    if (!this.listed || this.listed.version < version) this.listed = { version, models };
     return models;
   }
 
