@@ -168,14 +168,25 @@ export class ChatPipeline {
     return this.answer(job, targets[0]);
   }
 
-  /** Inlet filters (functions.ts): the conversation (and files) they return is what the model receives. */
+  /**
+   * Inlet filters (functions.ts): the conversation (and files) they return is what the model receives.
+   * One that raises refuses the request; its message is also the answer's error (main.chat_completion).
+   */
   private async inlet(job: Job, model: Json, target: Target): Promise<void> {
     if (job.filters.length === 0) return;
     const metadata = this.functionMetadata(job, target.messageId, model);
     const live = this.deps.functions.live(job.user.id, job.chatId, target.messageId, job.sessionId);
-    const filtered = await this.deps.functions.inlet(job.filters, job.user, model, { ...job.form, messages: job.messages }, metadata, live);
-    job.messages = filtered.messages;
-    if (Array.isArray(filtered.files)) job.form.files = filtered.files;
+    try {
+      const filtered = await this.deps.functions.inlet(job.filters, job.user, model, { ...job.form, messages: job.messages }, metadata, live);
+      job.messages = filtered.messages;
+      if (Array.isArray(filtered.files)) job.form.files = filtered.files;
+    } catch (error) {
+      if (job.chatId && target.messageId) {
+        const events = new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId);
+        await this.fail(job, target.messageId, events, { output: [], error: errorText(error) });
+      }
+      throw error;
+    }
   }
 
   /** Outlet filters over a stored answer (functions.ts): their changes are stored and sent as `chat:outlet`. */

@@ -70,6 +70,8 @@ from open_webui.utils.misc import get_last_user_message, set_last_user_message_c
 
 class Filter:
     def inlet(self, body: dict, __user__: dict, __model__=None) -> dict:
+        if get_last_user_message(body["messages"]) == "forbidden":
+            raise Exception("This topic is not allowed")
         set_last_user_message_content(get_last_user_message(body["messages"]) + " [inlet " + __model__["id"] + "]", body["messages"])
         return body
 
@@ -239,6 +241,14 @@ describe('functions in chats', () => {
     );
     expect(completed.status, completed.text).toBe(200);
     expect(completed.body.messages[0].content).toBe('done [outlet]');
+
+    // A raising inlet refuses the request, and its message is the answer's error.
+    const refused = webRequest(browser.socket, { content: 'forbidden', extra: { background_tasks: {} } });
+    const denied = await world.api.post('/api/chat/completions', refused.body, admin());
+    expect(denied.status).toBe(400);
+    expect(denied.body.detail).toBe('This topic is not allowed');
+    const shown = await browser.next((e) => e.message_id === refused.assistantId && e.type === 'chat:message:error', 'the inlet error');
+    expect(shown.data.error.content).toBe('This topic is not allowed');
 
     // An API client's stream passes through the stream filter too.
     const client = new OpenAI({ apiKey: world.admin.token, baseURL: `${world.server.url}/api`, maxRetries: 0 });
