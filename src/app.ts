@@ -41,6 +41,10 @@ import { toolsArea } from './areas/tools/routes.js';
 import { functionsArea } from './areas/functions/routes.js';
 import { skillsArea } from './areas/skills/routes.js';
 import { ToolsService } from './areas/tools/service.js';
+import { FunctionsService } from './areas/functions/service.js';
+import { connectEventFunctions, connectPipes } from './areas/functions/connect.js';
+import { ChatFunctions } from './areas/functions/chat.js';
+import { PipelineFunctions } from './areas/completions/functions.js';
 import { chatsArea } from './areas/chats/routes.js';
 import { ChatsService } from './areas/chats/service.js';
 import { foldersArea } from './areas/folders/routes.js';
@@ -109,6 +113,7 @@ export interface Services {
   completions: CompletionsService;
   python: PythonHost;
   tools: ToolsService;
+  functions: FunctionsService;
   folders: FoldersService;
   chats: ChatsService;
   realtime: Realtime;
@@ -211,6 +216,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const ollama = new OllamaService(core, upstream, providers.ollama, models);
   const completions = new CompletionsService(upstream, models, providers);
   const tools = new ToolsService(core, access, users, python);
+  const functions = new FunctionsService(core, users, python);
   const folders = new FoldersService(core, access, users);
   const chats = new ChatsService(core, access, users, folders, models, completions);
   folders.connect(chats);
@@ -234,7 +240,23 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const limits = new LimitsService(core);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, access, python, files, memories, attachments, web, limits });
+  const pipeline = new ChatPipeline(core, pipelineOptions, {
+    models,
+    completions,
+    chats,
+    tools,
+    functions: new PipelineFunctions(new ChatFunctions(functions), chats, realtime),
+    tasks,
+    realtime,
+    memories,
+    attachments,
+    web,
+    access,
+    python,
+    files,
+    limits,
+  });
+  connectPipes({ functions, models, completions, realtime, chats, log: logger });
   connectRealtime({ realtime, users, chats, folders, registry });
   const automations = new AutomationsService(core, access, folders, users, new AutomationRunner(core, { users, access, chats, folders, models, pipeline, realtime }));
   const calendar = new CalendarService(core, access, users, realtime, automations, readCalendarOptions(env.raw));
@@ -245,7 +267,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -258,6 +280,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   }
   await revokedTokens.load();
   await changes.start();
+  await connectEventFunctions(functions, events);
   await events.start();
   await registry.start();
   files.start();
@@ -346,6 +369,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await upstream.close();
       await events.stop();
       await tools.close();
+      await functions.close();
       await python.close();
       await auths.close();
       await changes.stop();

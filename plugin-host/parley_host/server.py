@@ -12,6 +12,7 @@ from . import bridge
 from .calls import call_tool_function
 from .errors import HostError, describe
 from .frontmatter import extract_frontmatter, requirements_of
+from .functions import describe_function, run_function
 from .loader import ToolCache
 from .protocol import Channel, RemoteError
 from .results import render_result, to_json
@@ -31,6 +32,7 @@ class Host:
             'valves_spec': self.valves_spec,
             'validate_valves': self.validate_valves,
             'call': self.call,
+            'function': self.function,
         }
         channel.on_request = self._on_request
         channel.on_notify = self._on_notify
@@ -41,7 +43,8 @@ class Host:
 
     def _on_notify(self, message: dict) -> None:
         if message.get('method') == 'unload':
-            self.tools.forget(str((message.get('params') or {}).get('tool_id')))
+            params = message.get('params') or {}
+            self.tools.forget(str(params.get('tool_id')), str(params.get('unit') or 'tool'))
 
     async def _serve(self, message: dict) -> None:
         request_id = message.get('id')
@@ -73,19 +76,25 @@ class Host:
             sys.stderr.flush()
             os._exit(70)
 
+    def _loaded(self, params: dict) -> Any:
+        kind = str(params.get('unit') or 'tool')
+        return self.tools.get(str(params['tool_id']), str(params['hash']), params.get('content'), kind)
+
     def _tool(self, params: dict) -> Any:
-        return self.tools.get(str(params['tool_id']), str(params['hash']), params.get('content')).instance
+        return self._loaded(params).instance
 
     async def frontmatter(self, params: dict, request_id: Any) -> dict:
         frontmatter = extract_frontmatter(params['content'])
         return {'frontmatter': frontmatter, 'requirements': requirements_of(frontmatter)}
 
     async def extract(self, params: dict, request_id: Any) -> dict:
-        """Everything create/update store: manifest, specs, valves schemas."""
-        instance = self._tool(params)
+        """Everything create/update store: manifest, specs (tools) or type and flags (functions), valves schemas."""
+        loaded = self._loaded(params)
+        instance = loaded.instance
         return {
             'frontmatter': extract_frontmatter(params['content']),
-            'specs': tool_specs(instance),
+            'specs': tool_specs(instance) if loaded.type == 'tool' else [],
+            'function': describe_function(instance, loaded.type) if loaded.type != 'tool' else None,
             'has_valves': hasattr(instance, 'Valves'),
             'has_user_valves': hasattr(instance, 'UserValves'),
             'valves_schema': _schema_or_none(instance, 'Valves'),
@@ -114,12 +123,24 @@ class Host:
         value = to_json(result)
         return {'value': value, **render_result(function_name, result)}
 
-    def _relay(self, method: str, token: Any) -> Any:
+    async def function(self, params: dict, request_id: Any) -> Any:
+        """One operation of a function: a pipe, a filter's inlet/stream/outlet, an action, an event, or its sub-pipes."""
+        token = params.get('call_token')
+        return await run_function(
+            str(params['tool_id']),
+            self._tool(params),
+            params,
+            self._relay('event_emitter', token) if params.get('event_emitter') else None,
+            self._relay('event_call', token) if params.get('event_call') else None,
+            self._relay('pipe_chunk', token, key='chunk'),
+        )
+
+    def _relay(self, method: str, token: Any, key: str = 'event') -> Any:
         """An async callable that hands an event to Node for the call holding `token` (refused once it ended)."""
 
         async def relay(event: Any) -> Any:
             try:
-                return await self.channel.request(method, {'token': token, 'event': to_json(event)})
+                return await self.channel.request(method, {'token': token, key: to_json(event)})
             except RemoteError as error:
                 return {'error': str(error)}
 

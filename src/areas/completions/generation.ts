@@ -43,6 +43,8 @@ export interface GenerationRequest {
   context: CallContext & { signal: AbortSignal };
   /** What every tool call gets besides its arguments (`__event_emitter__`, `__metadata__`, ...). */
   toolExtras(messages: Message[]): ToolCallExtras;
+  /** Stream filter functions: each streamed chunk passes through them before it is read. */
+  filterChunk?: ((chunk: Json) => Promise<Json>) | null;
 }
 
 export interface GenerationResult {
@@ -75,6 +77,8 @@ function providerError(body: unknown): string {
     const error = body.error;
     if (typeof error === 'string') return error;
     if (isObject(error) && typeof error.message === 'string') return error.message;
+    // A pipe function's failure (functions.generate_function_chat_completion).
+    if (isObject(error) && typeof error.detail === 'string') return error.detail;
   }
   return JSON.stringify(body);
 }
@@ -145,7 +149,7 @@ async function round(
   } else {
     for await (const event of streamEvents(answer.body)) {
       if (!isObject(event)) continue;
-      readChunk(event, output, tagged, calls, result, sink);
+      readChunk(request.filterChunk ? await request.filterChunk(event) : event, output, tagged, calls, result, sink);
       // The model's turn ends with its code block (the rest of the stream is not read): the code runs first.
       if (tagged.codeReady) break;
     }

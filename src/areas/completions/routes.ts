@@ -40,9 +40,11 @@ async function completionsRoutes(app: App, ctx: AreaContext<{ pipeline: ChatPipe
     pipeline.completed(request.user!, request.body as Json, info(request, reply)),
   );
 
-  app.post('/api/chat/actions/:action_id', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, params: ActionParams, body: ChatCompletionBody } }, (request) =>
-    pipeline.action(request.user!, request.params.action_id, request.body as Json),
-  );
+  app.post('/api/chat/actions/:action_id', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, params: ActionParams, body: ChatCompletionBody } }, async (request, reply) => {
+    // Whatever the action returned, as JSON (the reference's response has no model).
+    reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+    return (await pipeline.action(request.user!, request.params.action_id, request.body as Json, info(request, reply))) ?? null;
+  });
 }
 
 export const completionsArea = defineArea(null, completionsRoutes);

@@ -24,6 +24,8 @@ import { type ChatAttachments, checkAttachmentList } from './attachments.js';
 import { MessageEvents } from './events.js';
 import { codeInterpreterFor, withCodeInterpreterPrompt } from './code-interpreter.js';
 import { type TagPair, reasoningTags } from './reasoning.js';
+import type { PipelineFunctions } from './functions.js';
+import type { FunctionRecord } from '../functions/store.js';
 import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
@@ -90,6 +92,8 @@ interface Job {
   request: RequestInfo;
   /** The request's web search (`features.web_search`), run once for all its answers. */
   webSearch?: Promise<void>;
+  /** The filter functions of the request's model, in order (inlet, stream and outlet run them). */
+  filters: FunctionRecord[];
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -114,6 +118,7 @@ export class ChatPipeline {
       completions: CompletionsService;
       chats: ChatsService;
       tools: ToolsService;
+      functions: PipelineFunctions;
       tasks: TasksService;
       realtime: Realtime;
       access: AccessService;
@@ -171,9 +176,48 @@ export class ChatPipeline {
       tools: clientTools ? null : await ChatTools.select(this.deps.tools, user, form.tool_ids, (details, message) => this.core.log.warn(details, message)),
       clientTools,
       request,
+      filters: await this.deps.functions.filters(primary, form.filter_ids),
     };
+    await this.inlet(job, primary, targets[0]);
     if (job.sessionId && chatId) return this.startTasks(job, targets);
     return this.answer(job, targets[0]);
+  }
+
+  /**
+   * Inlet filters (functions.ts): the conversation (and files) they return is what the model receives.
+   * One that raises refuses the request; its message is also the answer's error (main.chat_completion).
+   */
+  private async inlet(job: Job, model: Json, target: Target): Promise<void> {
+    if (job.filters.length === 0) return;
+    const metadata = this.functionMetadata(job, target.messageId, model);
+    const live = this.deps.functions.live(job.user.id, job.chatId, target.messageId, job.sessionId);
+    try {
+      const filtered = await this.deps.functions.inlet(job.filters, job.user, model, { ...job.form, messages: job.messages }, metadata, live);
+      job.messages = filtered.messages;
+      if (Array.isArray(filtered.files)) job.form.files = filtered.files;
+    } catch (error) {
+      if (job.chatId && target.messageId) {
+        const events = new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId);
+        await this.fail(job, target.messageId, events, { output: [], error: errorText(error) });
+      }
+      throw error;
+    }
+  }
+
+  /** Outlet filters over a stored answer (functions.ts): their changes are stored and sent as `chat:outlet`. */
+  private async outlet(job: Job, model: Json, messageId: string, messages: Message[], result: GenerationResult): Promise<void> {
+    const answered = [...messages, { id: messageId, role: 'assistant', content: outputText(result.output) }];
+    const live = this.deps.functions.live(job.user.id, job.chatId, messageId, job.sessionId);
+    await this.deps.functions.outletAnswer(job.filters, job.user, model, this.functionMetadata(job, messageId, model), live, answered);
+  }
+
+  /** `__metadata__` of the functions run for a message (middleware.py's metadata). */
+  private functionMetadata(job: Job, messageId: string | null, model: Json): Json {
+    const { form } = job;
+    return {
+      chat_id: job.chatId, message_id: messageId, session_id: job.sessionId, user_id: job.user.id, filter_ids: form.filter_ids ?? [],
+      tool_ids: form.tool_ids ?? null, files: form.files ?? null, features: form.features ?? {}, variables: form.variables ?? {}, model: model.id,
+    };
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
@@ -196,7 +240,7 @@ export class ChatPipeline {
     if (entry.model.owned_by === 'arena') return entry.model;
     try {
       await this.deps.models.requireUse(user, await this.deps.models.byId(modelId));
-      await this.deps.completions.providerOf(modelId, context);
+      await this.deps.completions.requireServed(modelId, context);
     } catch (error) {
       if (error instanceof HttpError && (error.statusCode === 403 || error.statusCode === 404)) throw badRequest(MODEL_NOT_FOUND);
       throw error;
@@ -409,7 +453,8 @@ export class ChatPipeline {
     const messageId = target.messageId!;
     const events = new MessageEvents(realtime, chats, job.user.id, job.chatId, messageId);
     const saved = isSavedChatId(job.chatId);
-    const metadata: Json = { chat_id: job.chatId, message_id: messageId, session_id: job.sessionId, user_id: job.user.id, task_id: task.id };
+    // `files`: what a pipe answering the message reads as `__files__`.
+    const metadata: Json = { chat_id: job.chatId, message_id: messageId, session_id: job.sessionId, user_id: job.user.id, task_id: task.id, files: job.form.files ?? [] };
     const context = this.context(job.user, job.request, task.signal, metadata);
     // Titles, tags and follow-ups are not cut short by a stop.
     const taskContext = { ...context, signal: new AbortController().signal };
@@ -448,6 +493,7 @@ export class ChatPipeline {
       const done: Json = { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) };
       const stored = saved ? await chats.upsertMessage(job.chatId, messageId, done) : null;
       events.send('chat:completion', { ...done, title: stored?.title ?? '' });
+      await this.outlet(job, model, messageId, messages, result);
       if (saved) events.send('chat:list', { chat_id: job.chatId, folder_id: stored?.folder_id ?? job.folderId });
       await announceTitle();
       await this.afterAnswer(job, target, index, messageId, events, taskContext, wantsTitle && !job.isNewChat);
@@ -525,7 +571,9 @@ export class ChatPipeline {
       { settings, access, python, files, blockedModules: this.options.codeInterpreterBlockedModules },
       { user, form, model, chatId, messageId, eventCall: eventCall ?? null, sessionId, signal: context.signal },
     );
+    const live = this.deps.functions.live(user.id, chatId, messageId, sessionId);
     return {
+      filterChunk: this.deps.functions.streamFilter(job.filters, user, model, this.functionMetadata(job, messageId, model), live),
       user,
       model: String(model.id),
       messages: code ? withCodeInterpreterPrompt(messages, code.prompt) : messages,
@@ -616,22 +664,27 @@ export class ChatPipeline {
 
   /**
    * `POST /api/chat/completed` (deprecated: outlet filters run inside the
-   * completion now). With no filter functions to apply, the checked request
-   * comes back as sent, without its `model_item`.
+   * completion now, but API clients still call it): the request, without its
+   * `model_item`, through the model's outlet filters.
    */
   async completed(user: UserRecord, body: Json, request: RequestInfo): Promise<Json> {
     await this.requireChatAccess(user, body.chat_id);
     const { model_item: _modelItem, ...data } = body;
     if (!text(data.id)) throw badRequest('Missing message id');
     const listed = await this.deps.models.visible(user, this.context(user, request, request.signal));
-    if (!listed.some((e) => e.id === data.model)) throw badRequest(MODEL_NOT_FOUND);
-    return data;
+    const model = listed.find((e) => e.id === data.model)?.model;
+    if (!model) throw badRequest(MODEL_NOT_FOUND);
+    const filters = await this.deps.functions.filters(model, data.filter_ids);
+    return this.deps.functions.completed(filters, user, model, data);
   }
 
-  /** `POST /api/chat/actions/{id}`: actions are functions, which Parley does not host; every id is unknown. */
-  async action(user: UserRecord, actionId: string, body: Json): Promise<never> {
+  /** `POST /api/chat/actions/{id}` (`id` or `id.sub_action`): runs the action function on the message. */
+  async action(user: UserRecord, actionId: string, body: Json, request: RequestInfo): Promise<unknown> {
     await this.requireChatAccess(user, body.chat_id);
-    throw badRequest(`Action not found: ${actionId.split('.')[0]}`);
+    const listed = await this.deps.models.visible(user, this.context(user, request, request.signal));
+    const model = listed.find((e) => e.id === body.model)?.model;
+    if (!model) throw badRequest(MODEL_NOT_FOUND);
+    return this.deps.functions.action(user, actionId, body, model);
   }
 
   // ---- API client mode ---------------------------------------------------------------
@@ -648,7 +701,8 @@ export class ChatPipeline {
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
     await this.webSearch(job, model, context, events);
     const { messages, sources } = await this.attach(job, model, context, events);
-    if (!job.tools && !storedAnswer) {
+    // Relayed as the provider answered unless something must read the answer: tools, a stored message, stream filters.
+    if (!job.tools && !storedAnswer && !this.deps.functions.filtersStream(job.filters)) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));
       const payload = { ...passthrough, ...job.params, model: model.id, messages, stream: job.stream };
       try {
@@ -662,7 +716,10 @@ export class ChatPipeline {
     const save = async (result: GenerationResult) => {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
-      else await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+      else {
+        await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+        await this.outlet(job, model, target.messageId!, messages, result);
+      }
     };
     if (!job.stream) {
       const result = await generate(this.deps.completions, request, { progress() {} });

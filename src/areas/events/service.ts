@@ -7,7 +7,7 @@ import { type DisableReason, WebhookDispatcher } from '../../core/events/dispatc
 import { normalizeEventFilters, normalizeTargets, WebhookRuleError } from '../../core/events/filters.js';
 import { type DeliveryOptions, deliveryOptionsFromEnv } from '../../core/events/options.js';
 import { EventOutbox } from '../../core/events/outbox.js';
-import { EVENT_CATALOG, type EventSink } from '../../core/events/publish.js';
+import { EVENT_CATALOG, type EventPayload, type EventSink } from '../../core/events/publish.js';
 import { newSigningSecret } from '../../core/events/signing.js';
 import { type DeliveryRecord, EventsStore, type StoredWebhook, type WebhookFields } from '../../core/events/store.js';
 import { UrlGuard, UrlRefusedError } from '../../core/http/url-guard.js';
@@ -38,6 +38,12 @@ function rule<T>(check: () => T): T {
   }
 }
 
+/** Receivers inside the server: their routes (ids and URLs `local:…`) and how an event reaches one. */
+export interface LocalReceivers {
+  list(): readonly StoredWebhook[];
+  deliver(receiver: StoredWebhook, event: EventPayload, signal: AbortSignal): Promise<void>;
+}
+
 /**
  * Event webhooks: administration (interface §4.2, with the reference's statuses
  * and messages), the legacy-webhook migration, signing secrets, the delivery log,
@@ -51,6 +57,7 @@ export class EventsService {
   readonly outbox: EventOutbox;
   readonly dispatcher: WebhookDispatcher;
   private unsubscribe: (() => void)[] = [];
+  private localDelivery: LocalReceivers['deliver'] | null = null;
 
   constructor(
     private readonly core: Core,
@@ -73,6 +80,10 @@ export class EventsService {
         iconUrl: core.env.raw.WEBUI_FAVICON_URL || 'https://openwebui.com/favicon.png',
       },
       disable: (id, reason, detail) => this.disable(id, reason, detail),
+      deliverLocally: async (receiver, event, signal) => {
+        if (!this.localDelivery) throw new Error('no local receiver is connected');
+        await this.localDelivery(receiver, event, signal);
+      },
     });
     this.outbox = new EventOutbox(
       core.db,
@@ -82,6 +93,16 @@ export class EventsService {
       (userIds, db) => groups.groupIdsOfUsers(userIds, db),
       () => this.dispatcher.wake(),
     );
+  }
+
+  /**
+   * Receivers inside the server (event functions, the reference's second sink):
+   * routed by the same rules and delivered through the same outbox, retries and
+   * slots as webhooks, so a slow or failing one never holds up the emitter.
+   */
+  connectLocalReceivers(receivers: LocalReceivers): void {
+    this.directory.setLocalReceivers(receivers.list);
+    this.localDelivery = receivers.deliver;
   }
 
   /** Migrates the legacy webhook, loads the webhooks, starts recording events and delivering them. */

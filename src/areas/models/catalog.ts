@@ -26,12 +26,19 @@ export interface ListedModel {
 
 export interface CatalogInputs {
   providers: ProviderModels;
+  /** Pipe functions' models (listed first, as the reference's get_all_base_models). */
+  pipes?: Json[];
+  /** A model's action buttons and filter toggles (functions); none without it. */
+  functionItems?: FunctionItems;
   rows: ModelRecord[];
   grants: Map<string, AccessGrant[]>;
   arena: { enabled: boolean; models: unknown[] };
   defaultMetadata: Json | null;
   orderList: string[] | null;
 }
+
+/** The `actions` and `filters` entries of a listed model. */
+export type FunctionItems = (model: Json) => { actions: Json[]; filters: Json[] };
 
 export const DEFAULT_ARENA_MODEL = {
   id: 'arena-model',
@@ -105,7 +112,7 @@ function applyDefaultMetadata(model: Json, defaults: Json): void {
 }
 
 export function buildCatalog(inputs: CatalogInputs): ListedModel[] {
-  const models = baseModels(inputs.providers);
+  const models = [...(inputs.pipes ?? []).map((m) => ({ ...m })), ...baseModels(inputs.providers)];
   if (models.length === 0) return [];
   models.push(...arenaModels(inputs.arena));
 
@@ -161,9 +168,10 @@ export function buildCatalog(inputs: CatalogInputs): ListedModel[] {
 
   for (const model of list) {
     if (inputs.defaultMetadata && Object.keys(inputs.defaultMetadata).length > 0) applyDefaultMetadata(model, inputs.defaultMetadata);
-    // Actions and filters come from plugin functions; none are installed through this server yet.
-    model.actions = [];
-    model.filters = [];
+    // Action buttons and filter toggles: global functions and the workspace model's actionIds/filterIds.
+    const items = inputs.functionItems?.(model) ?? { actions: [], filters: [] };
+    model.actions = items.actions;
+    model.filters = items.filters;
     if (isObject(model.info) && isObject(model.info.meta) && model.info.meta.profile_image_url) delete model.info.meta.profile_image_url;
     normalizeTags(model);
   }

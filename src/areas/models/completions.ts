@@ -13,6 +13,13 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** Models answered by pipe functions (functions area): a provider kind of its own. */
+export interface PipeProvider {
+  /** The pipe serving a model id, or null when none does. */
+  serving(modelId: string): Promise<unknown | null>;
+  chat(user: UserRecord, pipe: unknown, payload: Json, context: CallContext): Promise<Answer>;
+}
+
 export interface CompletionOptions {
   /** Internal callers that already checked access (the chat pipeline's tasks). */
   bypassAccess?: boolean;
@@ -28,11 +35,18 @@ export interface CompletionOptions {
  * provider (core/providers) shapes the request for its connection and sends it.
  */
 export class CompletionsService {
+  private pipes: PipeProvider | null = null;
+
   constructor(
     private readonly upstream: UpstreamService,
     private readonly models: ModelsService,
     private readonly providers: Record<Provider, ChatProvider> & { openai: OpenAIProvider },
   ) {}
+
+  /** Where pipe models are answered (set once by the composition root). */
+  setPipeProvider(pipes: PipeProvider): void {
+    this.pipes = pipes;
+  }
 
   /** Which provider serves a model (a preset: its base model's provider); 404 when none does. */
   async providerOf(modelId: string, context: CallContext): Promise<Provider> {
@@ -55,12 +69,32 @@ export class CompletionsService {
     const { metadata: rawMetadata, ...rest } = payload;
     const metadata = isObject(rawMetadata) ? rawMetadata : {};
     const requested = String(rest.model ?? '');
+    const pipe = await this.pipeServing(requested);
+    if (pipe) {
+      // As generate_function_chat_completion: the preset's parameters and system prompt, access, then the pipe.
+      const prepared = await this.models.prepare(user, rest, { style: 'openai', metadata, bypassSystemPrompt: options.bypassSystemPrompt });
+      await this.models.requireUse(user, prepared.info, options.bypassAccess);
+      // The chat's ids (context) and the request's own metadata: the pipe's __metadata__ and event channel.
+      return this.pipes!.chat(user, pipe, prepared.payload, { ...context, metadata: { ...context.metadata, ...metadata } });
+    }
     const provider = this.providers[await this.providerOf(requested, context)];
     provider.requireEnabled();
     const prepared = await this.models.prepare(user, rest, { style: 'openai', metadata, bypassSystemPrompt: options.bypassSystemPrompt });
     const route = await provider.locate(user, prepared.targetId, requested, context);
     await this.models.requireUse(user, prepared.info, options.bypassAccess);
     return provider.chat(route, user, prepared.payload, { ...context, metadata });
+  }
+
+  /** 404 (as providerOf) unless a pipe or a provider serves the model. */
+  async requireServed(modelId: string, context: CallContext): Promise<void> {
+    if (!(await this.pipeServing(modelId))) await this.providerOf(modelId, context);
+  }
+
+  /** The pipe serving a model or its preset's base model, if any. */
+  private async pipeServing(modelId: string): Promise<unknown | null> {
+    if (!this.pipes) return null;
+    const info = await this.models.byId(modelId);
+    return this.pipes.serving(info?.base_model_id ?? modelId);
   }
 
   /** `POST /api/embeddings`: OpenAI-style embeddings on any model (utils/embeddings.generate_embeddings). */

@@ -11,7 +11,7 @@ import type { CallContext } from '../../core/upstream/headers.js';
 import type { UpstreamService } from '../../core/upstream/service.js';
 import type { UsersService } from '../users/service.js';
 import { profileImagePolicy, type ProfileImagePolicy } from '../users/settings.js';
-import { baseModels, buildCatalog, type ListedModel } from './catalog.js';
+import { baseModels, buildCatalog, type FunctionItems, type ListedModel } from './catalog.js';
 import { applyParamsOllama, applyParamsOpenAI, applySystemPrompt } from './params.js';
 import { type ModelImage, resolveModelImage } from './profile-image.js';
 import type { ModelAccessGrantsForm, ModelForm, SyncModelsForm } from './schemas.js';
@@ -63,11 +63,20 @@ function stripKnowledgeContent(knowledge: unknown): unknown {
   });
 }
 
+/** What functions add to the model list (functions area): pipe models, and models' action buttons and filter toggles. */
+export interface PipeModelSource {
+  /** Changes whenever the list may have changed. */
+  version(): number;
+  models(): Promise<Json[]>;
+  items(): Promise<FunctionItems>;
+}
+
 interface Snapshot {
   entries: ListedModel[];
   /** `{"data":[...]}` of every entry, for callers who see everything. */
   body: string;
   providerVersion: number;
+  pipeVersion: number;
   localVersion: number;
   settings: unknown[];
 }
@@ -82,6 +91,7 @@ export class ModelsService {
   private localVersion = 0;
   private snapshot: Snapshot | null = null;
   private building: { key: string; promise: Promise<Snapshot> } | null = null;
+  private pipes: PipeModelSource | null = null;
 
   constructor(
     private readonly core: Core,
@@ -95,6 +105,11 @@ export class ModelsService {
 
   private store(db: Db = this.core.db): ModelStore {
     return new ModelStore(db);
+  }
+
+  /** Where pipe models come from (set once by the composition root). */
+  setPipeSource(source: PipeModelSource): void {
+    this.pipes = source;
   }
 
   /** Forget the merged list (after a write here, or a change of connections). */
@@ -497,8 +512,10 @@ export class ModelsService {
     return [settings.get(MODEL_ORDER_LIST_KEY), settings.get(DEFAULT_METADATA_KEY), settings.get(ARENA_ENABLE), settings.get(ARENA_MODELS)];
   }
 
-  private async build(providers: ProviderModels, localVersion: number, settings: unknown[]): Promise<Snapshot> {
+  private async build(providers: ProviderModels, localVersion: number, settings: unknown[], pipeVersion: number): Promise<Snapshot> {
     const rows = await this.store().all();
+    const pipes = this.pipes ? await this.pipes.models() : [];
+    const functionItems = this.pipes ? await this.pipes.items() : undefined;
     const grants = await this.access.grantsOfMany(
       RESOURCE,
       rows.map((r) => r.id),
@@ -506,13 +523,15 @@ export class ModelsService {
     const [orderList, defaultMetadata, arenaEnabled, arenaModels] = settings;
     const entries = buildCatalog({
       providers,
+      pipes,
+      functionItems,
       rows,
       grants,
       arena: { enabled: arenaEnabled === true, models: Array.isArray(arenaModels) ? arenaModels : [] },
       defaultMetadata: isObject(defaultMetadata) ? defaultMetadata : null,
       orderList: Array.isArray(orderList) ? orderList.map(String) : null,
     });
-    return { entries, body: `{"data":[${entries.map((e) => e.json).join(',')}]}`, providerVersion: providers.version, localVersion, settings };
+    return { entries, body: `{"data":[${entries.map((e) => e.json).join(',')}]}`, providerVersion: providers.version, pipeVersion, localVersion, settings };
   }
 
   /** The merged list, rebuilt when provider lists, workspace models or the list settings changed. */
@@ -520,20 +539,28 @@ export class ModelsService {
     const providers = await this.upstream.models(context, refresh);
     const settings = this.settingsSnapshot();
     const localVersion = this.localVersion;
+    const pipeVersion = this.pipes?.version() ?? 0;
     const snapshot = this.snapshot;
     if (
       snapshot &&
       snapshot.providerVersion === providers.version &&
+      snapshot.pipeVersion === pipeVersion &&
       snapshot.localVersion === localVersion &&
       snapshot.settings.every((value, i) => value === settings[i])
     ) {
       return snapshot;
     }
-    const key = `${providers.version}:${localVersion}`;
+    const key = `${providers.version}:${localVersion}:${pipeVersion}`;
     if (this.building?.key === key) return this.building.promise;
-    const promise = this.build(providers, localVersion, settings)
+    const promise = this.build(providers, localVersion, settings, pipeVersion)
       .then((built) => {
-        if (!this.snapshot || built.providerVersion >= this.snapshot.providerVersion || built.localVersion > this.snapshot.localVersion) this.snapshot = built;
+        if (
+          !this.snapshot ||
+          built.providerVersion >= this.snapshot.providerVersion ||
+          built.localVersion > this.snapshot.localVersion ||
+          built.pipeVersion > this.snapshot.pipeVersion
+        )
+          this.snapshot = built;
         return built;
       })
       .finally(() => {

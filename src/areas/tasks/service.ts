@@ -23,6 +23,18 @@ import { DEFAULT_TEMPLATES, autocompletePrompt, conversationPrompt, emojiPrompt,
  */
 export type TaskKind = 'title' | 'follow_up' | 'tags' | 'image_prompt' | 'queries' | 'auto' | 'emoji' | 'moa';
 
+/** The reference's task names (constants.TASKS): what a pipe reads as `__task__`. */
+const TASK_NAMES: Record<TaskKind, string> = {
+  title: 'title_generation',
+  follow_up: 'follow_up_generation',
+  tags: 'tags_generation',
+  image_prompt: 'image_prompt_generation',
+  queries: 'query_generation',
+  auto: 'autocomplete_generation',
+  emoji: 'emoji_generation',
+  moa: 'moa_response_generation',
+};
+
 const CONFIG_FIELDS = Object.keys(TASK_SETTINGS) as (keyof typeof TASK_SETTINGS)[];
 
 /** How a failed provider call is answered, per route (the reference's catch-alls). */
@@ -144,7 +156,8 @@ export class TasksService {
       ...this.tokenLimit(kind, model),
     };
     try {
-      return await this.completions.complete(user, payload, context);
+      // A pipe answering the task learns which one it is (`__task__`, `__task_body__`), as in the reference.
+      return await this.completions.complete(user, payload, { ...context, metadata: { ...context.metadata, task: TASK_NAMES[kind], task_body: form } });
     } catch (error) {
       const failure = FAILURE[kind];
       const detail = failure.detail === 'internal' ? 'An internal error has occurred.' : error instanceof HttpError ? error.detail : String(error);

@@ -54,7 +54,11 @@ export function parseHttpUrl(input: string): string {
 export class ToolSourceFetcher {
   private readonly fetcher: GuardedFetch;
 
-  constructor(private readonly options: ToolsOptions['loadUrl']) {
+  /** `noun` names what is fetched in the answers ('tool', or 'function' for the functions area). */
+  constructor(
+    private readonly options: ToolsOptions['loadUrl'],
+    private readonly noun: 'tool' | 'function' = 'tool',
+  ) {
     this.fetcher = new GuardedFetch(options.policy, Math.min(options.timeoutMs, 10_000));
   }
 
@@ -77,17 +81,17 @@ export class ToolSourceFetcher {
     try {
       const answer = await this.fetcher.get(url, { signal, maxBytes: this.options.maxBytes, headers: { accept: 'text/plain, */*' } });
       // The reference answers with the upstream's status; a non-error one would read as success.
-      if (answer.status !== 200) throw new HttpError(answer.status >= 400 ? answer.status : 400, 'Failed to fetch the tool');
+      if (answer.status !== 200) throw new HttpError(answer.status >= 400 ? answer.status : 400, `Failed to fetch the ${this.noun}`);
       const text = new TextDecoder('utf-8').decode(answer.body);
       if (!text) throw badRequest('No data received from the URL');
       return text;
     } catch (error) {
       if (error instanceof HttpError) throw error;
-      if (error instanceof FetchLimitError && error.limit === 'size') throw badRequest(`The tool source is larger than the limit of ${this.options.maxBytes} bytes`);
+      if (error instanceof FetchLimitError && error.limit === 'size') throw badRequest(`The ${this.noun} source is larger than the limit of ${this.options.maxBytes} bytes`);
       // The reference's words first, then why (the guard's refusal, also when found at connection time).
       if (error instanceof UrlRefusedError || (error as NodeJS.ErrnoException).code === 'EADDRREFUSED') throw badRequest(`${ERROR.INVALID_URL} ${(error as Error).message}`);
-      if (signal.aborted) throw badRequest(`[ERROR: Error fetching tool: no answer within ${this.options.timeoutMs / 1000} s]`);
-      throw badRequest(`[ERROR: Error fetching tool: ${requestErrorText(error)}]`);
+      if (signal.aborted) throw badRequest(`[ERROR: Error fetching ${this.noun}: no answer within ${this.options.timeoutMs / 1000} s]`);
+      throw badRequest(`[ERROR: Error fetching ${this.noun}: ${requestErrorText(error)}]`);
     } finally {
       clearTimeout(deadline);
     }

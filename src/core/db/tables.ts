@@ -382,6 +382,21 @@ export interface MemoryTable {
   updated_at: number;
 }
 
+export interface FunctionTable {
+  id: string;
+  user_id: string;
+  name: string;
+  type: string;
+  content: string;
+  meta: string;
+  valves: JsonText;
+  traits: JsonText;
+  is_active: Flag;
+  is_global: Flag;
+  updated_at: number;
+  created_at: number;
+}
+
 export interface FileTable {
   id: string;
   user_id: string;
@@ -621,6 +636,7 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  function: FunctionTable;
   feedback: FeedbackTable;
   message_rollup: MessageRollupTable;
   usage_limit: UsageLimitTable;
@@ -639,6 +655,7 @@ export interface Database {
   calendar_event_attendee: CalendarEventAttendeeTable;
 }
 
+export type FunctionRow = Selectable<FunctionTable>;
 export type UserRow = Selectable<UserTable>;
 export type NewUserRow = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -12,15 +12,22 @@ export class WebhookDirectory {
   private byId = new Map<string, StoredWebhook>();
   /** Bumped by every local change, so a refresh that raced one is discarded rather than undoing it. */
   private version = 0;
+  /** Receivers inside the server (event functions): routed and delivered like webhooks, never stored as ones. */
+  private local: () => readonly StoredWebhook[] = () => [];
 
   constructor(private readonly store: EventsStore) {}
 
+  setLocalReceivers(list: () => readonly StoredWebhook[]): void {
+    this.local = list;
+  }
+
   all(): readonly StoredWebhook[] {
-    return this.list;
+    const local = this.local();
+    return local.length === 0 ? this.list : [...this.list, ...local];
   }
 
   get(id: string): StoredWebhook | undefined {
-    return this.byId.get(id);
+    return this.byId.get(id) ?? this.local().find((receiver) => receiver.id === id);
   }
 
   /** Re-reads every webhook; `db` is a transaction when called inside one. */

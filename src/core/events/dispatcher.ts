@@ -7,6 +7,7 @@ import { deliveryBody, type MessageContext, receiverKindOf } from './formats.js'
 import type { DeliveryOptions } from './options.js';
 import type { EventPayload } from './publish.js';
 import { retryAfterMs, retryDelayMs } from './retry.js';
+import { LOCAL_RECEIVER } from './local.js';
 import { signedHeaders } from './signing.js';
 import type { AttemptResult, ClaimedDelivery, EventsStore, StoredWebhook } from './store.js';
 import { LazyAgent } from '../upstream/lazy-agent.js';
@@ -24,7 +25,10 @@ export interface DispatcherDeps {
   message: MessageContext;
   /** Switches a webhook off and says so with an event. */
   disable(webhookId: string, reason: DisableReason, detail: Record<string, unknown>): Promise<void>;
+  /** Delivers to a receiver inside the server (`local:` URL, an event function); throws when it failed. */
+  deliverLocally?(receiver: StoredWebhook, event: EventPayload, signal: AbortSignal): Promise<void>;
 }
+
 
 /** Claims taken per query; more are taken as soon as slots free up. */
 const CLAIM_BATCH = 64;
@@ -295,15 +299,21 @@ export class WebhookDispatcher {
     let retryAfter: string | null = null;
     this.stats.attempts += 1;
     try {
-      this.deps.guard.checkSyntax(webhook.url);
-      const response = await this.agent.request(webhook.url, { method: 'POST', headers, body, signal: controller.signal });
-      statusCode = response.statusCode;
-      if (statusCode >= 200 && statusCode < 300) await response.body.dump();
-      else {
-        const header = response.headers['retry-after'];
-        retryAfter = Array.isArray(header) ? header[0] : (header ?? null);
-        const snippet = await readSnippet(response.body, ERROR_SNIPPET);
-        error = `HTTP ${statusCode}${snippet ? `: ${snippet}` : ''}`;
+      if (webhook.url.startsWith(LOCAL_RECEIVER)) {
+        if (!this.deps.deliverLocally) throw new Error('no local receiver is connected');
+        await this.deps.deliverLocally(webhook, event, controller.signal);
+        statusCode = 200;
+      } else {
+        this.deps.guard.checkSyntax(webhook.url);
+        const response = await this.agent.request(webhook.url, { method: 'POST', headers, body, signal: controller.signal });
+        statusCode = response.statusCode;
+        if (statusCode >= 200 && statusCode < 300) await response.body.dump();
+        else {
+          const header = response.headers['retry-after'];
+          retryAfter = Array.isArray(header) ? header[0] : (header ?? null);
+          const snippet = await readSnippet(response.body, ERROR_SNIPPET);
+          error = `HTTP ${statusCode}${snippet ? `: ${snippet}` : ''}`;
+        }
       }
     } catch (err) {
       if (controller.signal.reason instanceof ShutdownAbort) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { LOCAL_RECEIVER } from './local.js';
 import type { Db, DialectName } from '../db/database.js';
 import { fromJson, toBool, toJson } from '../db/json.js';
 import type { EventDeliveryRow, EventWebhookRow } from '../db/tables.js';
@@ -237,12 +238,13 @@ export class EventsStore {
   ): Promise<ClaimedDelivery[]> {
     const due = this.db
       .selectFrom('event_delivery as d')
-      .innerJoin('event_webhook as w', 'w.id', 'd.webhook_id')
+      .leftJoin('event_webhook as w', 'w.id', 'd.webhook_id')
       .select('d.id')
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_ms', '<=', nowMs)
       .where((eb) => eb.or([eb('d.lease_expires_ms', 'is', null), eb('d.lease_expires_ms', '<=', nowMs)]))
-      .where('w.enabled', '=', true)
+      // Enabled webhooks, and receivers inside the server (event functions), which have no webhook row.
+      .where((eb) => eb.or([eb('w.enabled', '=', true), eb('d.webhook_id', 'like', `${LOCAL_RECEIVER}%`)]))
       .$if(scope.webhookId !== null, (qb) => qb.where('d.webhook_id', '=', scope.webhookId as string))
       .$if(scope.skipDeliveryIds.length > 0, (qb) => qb.where('d.id', 'not in', scope.skipDeliveryIds))
       .orderBy('d.next_attempt_ms')

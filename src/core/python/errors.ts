@@ -7,6 +7,8 @@ export type PluginErrorCode =
   /** The tool's own Python raised: at load (syntax, import, no Tools class) or in the call. */
   | 'python_error'
   | 'timeout'
+  /** The caller stopped the call (a chat's task stop): its worker was ended. */
+  | 'cancelled'
   | 'memory'
   /** The worker process died under the request (killed, crashed, exited). */
   | 'worker_died'

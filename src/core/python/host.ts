@@ -22,8 +22,44 @@ export interface ToolSource {
   owner?: string | null;
 }
 
-/** A tool named by id (its source comes from the resolver) or given whole. */
-export type ToolRef = string | (ToolSource & { id: string });
+/** A tool named by id (its source comes from the resolver) or given whole; `kind: 'function'` for a function (its own id space). */
+export type ToolRef = string | (ToolSource & { id: string; kind?: PluginKind });
+
+/** Tools define `Tools`; functions a Pipe, Filter, Action or Event class. Their ids are separate. */
+export type PluginKind = 'tool' | 'function';
+
+/** A function's type and the flags the chat layer reads, from the class its source defines. */
+export interface FunctionDescription {
+  type: 'pipe' | 'filter' | 'action' | 'event';
+  /** A filter shown as a chat toggle (`self.toggle`). */
+  toggle: boolean;
+  /** An action's `actions` (several buttons), as declared. */
+  actions: JsonObject[] | null;
+  /** An event function's `events` (the event names it subscribes to), as declared. */
+  events: string[] | null;
+  /** The class's `icon_url` (or `icon`), for buttons and toggles. */
+  icon: string | null;
+  has_user_valves: boolean;
+  /** A filter that handles the request's files itself (`file_handler`): Parley leaves them alone. */
+  file_handler: boolean;
+}
+
+/** What a function handler is called for (functions.py on the Python side). */
+export type FunctionOperation = 'pipes' | 'priority' | 'pipe' | 'inlet' | 'outlet' | 'stream' | 'action' | 'event';
+
+/** One item a streaming pipe produced: raw SSE text (a streaming response), a JSON object, or a text line. */
+export type PipeChunk = { raw: string } | { json: unknown } | { text: string };
+
+export interface FunctionCallContext extends ToolCallContext {
+  /** `body` (`event` for a filter's stream). */
+  body?: unknown;
+  /** Extras by their reserved names (`__task__`, `__session_id__`, `__tools__`, `__id__`, ...). */
+  functionExtras?: JsonObject;
+  /** Receives a streaming pipe's items while the call runs. */
+  onChunk?: (chunk: PipeChunk) => void | Promise<void>;
+  /** Stops the call (its worker is ended) when it aborts. */
+  signal?: AbortSignal;
+}
 
 /** Finds a stored tool for `callTool` & co.; null when there is none. */
 export type ToolResolver = (toolId: string) => Promise<ToolSource | null>;
@@ -82,6 +118,8 @@ export interface ToolExtraction {
   hasUserValves: boolean;
   valvesSchema: JsonObject | null;
   userValvesSchema: JsonObject | null;
+  /** For a function: its type and flags (null for a tool). */
+  function: FunctionDescription | null;
   /** The content hash the loaded module is cached under. */
   hash: string;
 }
@@ -144,6 +182,11 @@ export interface PluginScope {
 
 const KIND_CLASS: Record<ValvesKind, string> = { valves: 'Valves', user: 'UserValves' };
 const ANONYMOUS = 'anonymous';
+
+/** What a worker's cache holds a unit under: tools by id, functions apart. */
+function loadedKey(unit: { id: string; kind: PluginKind }): string {
+  return unit.kind === 'function' ? `function:${unit.id}` : unit.id;
+}
 
 /** Workers are never shared across callers, nor across the owners whose code they ran. */
 function workerKey(scope: PluginScope): WorkerKey {
@@ -295,7 +338,7 @@ export class PythonHost {
    * A source that does not parse or import fails with `python_error` and the
    * Python message; nothing is cached under its id then.
    */
-  async extract(toolId: string, content: string, actor?: string | null): Promise<ToolExtraction> {
+  async extract(toolId: string, content: string, actor?: string | null, kind: PluginKind = 'tool'): Promise<ToolExtraction> {
     const hash = contentHash(content);
     // The content is the acting user's: it runs in their own workers.
     const scope = { user: actor ?? ANONYMOUS, owner: actor ?? ANONYMOUS };
@@ -306,7 +349,8 @@ export class PythonHost {
       has_user_valves: boolean;
       valves_schema: JsonObject | null;
       user_valves_schema: JsonObject | null;
-    }>(scope, toolId, content, hash, 'extract', { content }, this.callTimeoutMs);
+      function: FunctionDescription | null;
+    }>(scope, { id: toolId, kind }, content, hash, 'extract', { content }, this.callTimeoutMs);
     return {
       manifest: raw.frontmatter,
       specs: raw.specs,
@@ -314,15 +358,16 @@ export class PythonHost {
       hasUserValves: raw.has_user_valves,
       valvesSchema: raw.valves_schema,
       userValvesSchema: raw.user_valves_schema,
+      function: raw.function ?? null,
       hash,
     };
   }
 
   /** The Valves (or UserValves) JSON schema with select options resolved for `user`; null without the class. */
   async valvesSpec(tool: ToolRef, kind: ValvesKind, user?: JsonObject | null, actor?: string | null): Promise<JsonObject | null> {
-    const { id, content, owner } = await this.source(tool);
+    const { id, unit, content, owner } = await this.source(tool);
     const scope = { user: actor ?? ANONYMOUS, owner };
-    return this.onTool(scope, id, content, contentHash(content), 'valves_spec', { kind: KIND_CLASS[kind], user: user ?? null }, this.callTimeoutMs);
+    return this.onTool(scope, { id, kind: unit }, content, contentHash(content), 'valves_spec', { kind: KIND_CLASS[kind], user: user ?? null }, this.callTimeoutMs);
   }
 
   /**
@@ -330,9 +375,9 @@ export class PythonHost {
    * tool's class. Fails with `no_valves` or `invalid_valves`.
    */
   async validateValves(tool: ToolRef, kind: ValvesKind, values: JsonObject, actor?: string | null): Promise<JsonObject> {
-    const { id, content, owner } = await this.source(tool);
+    const { id, unit, content, owner } = await this.source(tool);
     const scope = { user: actor ?? ANONYMOUS, owner };
-    return this.onTool(scope, id, content, contentHash(content), 'validate_valves', { kind: KIND_CLASS[kind], values }, this.callTimeoutMs);
+    return this.onTool(scope, { id, kind: unit }, content, contentHash(content), 'validate_valves', { kind: KIND_CLASS[kind], values }, this.callTimeoutMs);
   }
 
   /** Calls one function of a tool with the tool's valves and the caller's user valves applied. */
@@ -363,7 +408,50 @@ export class PythonHost {
       throw new Error(`Unknown request ${method}`);
     };
     try {
-      return await this.onTool(scope, id, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
+      return await this.onTool(scope, { id, kind: 'tool' }, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
+    } finally {
+      session?.revoke();
+    }
+  }
+
+  /**
+   * Runs one operation of a function (functions.py): a pipe (streamed items go to
+   * `onChunk` while it runs), a filter's inlet/stream/outlet, an action, an event
+   * handler, or a manifold's sub-pipes. The function's admin valves and the
+   * caller's user valves apply. `signal` stops it: its worker is ended.
+   */
+  async callFunction<T = unknown>(fn: ToolSource & { id: string }, operation: FunctionOperation, context: FunctionCallContext = {}): Promise<T> {
+    const scope = { user: context.caller?.id ?? ANONYMOUS, owner: fn.owner ?? '' };
+    if (context.signal?.aborted) throw new PluginError('cancelled', 'The call was stopped');
+    const params = {
+      operation,
+      body: context.body ?? null,
+      valves: fn.valves ?? null,
+      user_valves: context.userValves ?? null,
+      user: context.user ?? {},
+      metadata: context.metadata ?? null,
+      request: context.request ?? null,
+      extras: { ...(context.extras ?? {}), ...(context.functionExtras ?? {}) },
+      event_emitter: Boolean(context.eventEmitter),
+      event_call: Boolean(context.eventCall),
+      bridge: Boolean(context.caller),
+    };
+    const session = context.caller && this.bridge ? this.bridge.open(context.caller) : null;
+    const onRequest: WorkerRequestHandler = async (method, message, worker) => {
+      if (method === 'pipe_chunk') {
+        await context.onChunk?.(message.chunk as PipeChunk);
+        return null;
+      }
+      if (method === 'event_emitter') {
+        await context.eventEmitter?.(message.event);
+        return null;
+      }
+      if (method === 'event_call') return context.eventCall?.(message.event) ?? null;
+      if (method === 'api') return this.api(session, message, worker);
+      throw new Error(`Unknown request ${method}`);
+    };
+    try {
+      return await this.onTool<T>(scope, { id: fn.id, kind: 'function' }, fn.content, contentHash(fn.content), 'function', params, context.timeoutMs ?? this.callTimeoutMs, onRequest, context.signal);
     } finally {
       session?.revoke();
     }
@@ -398,10 +486,10 @@ export class PythonHost {
     }
   }
 
-  /** Drops a deleted tool from every worker's cache. */
-  forget(toolId: string): void {
+  /** Drops a deleted tool (or function) from every worker's cache. */
+  forget(toolId: string, kind: PluginKind = 'tool'): void {
     this.pool.each((worker) => {
-      if (worker.loaded.delete(toolId)) worker.notify('unload', { tool_id: toolId });
+      if (worker.loaded.delete(loadedKey({ id: toolId, kind }))) worker.notify('unload', { tool_id: toolId, unit: kind });
     });
   }
 
@@ -423,31 +511,36 @@ export class PythonHost {
     this.sandboxInUse?.dispose();
   }
 
-  private async source(tool: ToolRef): Promise<{ id: string; content: string; valves: JsonObject | null; owner: string }> {
-    if (typeof tool !== 'string') return { id: tool.id, content: tool.content, valves: tool.valves ?? null, owner: tool.owner ?? '' };
+  private async source(tool: ToolRef): Promise<{ id: string; unit: PluginKind; content: string; valves: JsonObject | null; owner: string }> {
+    if (typeof tool !== 'string') return { id: tool.id, unit: tool.kind ?? 'tool', content: tool.content, valves: tool.valves ?? null, owner: tool.owner ?? '' };
     const found = this.resolver ? await this.resolver(tool) : null;
     if (!found) throw new PluginError('tool_not_found', `Tool not found: ${tool}`);
-    return { id: tool, content: found.content, valves: found.valves ?? null, owner: found.owner ?? '' };
+    return { id: tool, unit: 'tool', content: found.content, valves: found.valves ?? null, owner: found.owner ?? '' };
   }
 
   /** Runs one request on a worker that has (or is sent) this tool's source. */
   private async onTool<T>(
     scope: PluginScope,
-    toolId: string,
+    unit: { id: string; kind: PluginKind },
     content: string,
     hash: string,
     method: string,
     params: JsonObject,
     timeoutMs: number,
     onRequest?: WorkerRequestHandler,
+    signal?: AbortSignal,
   ): Promise<T> {
     if (!this.enabled) throw new PluginError('disabled', 'Plugins are disabled by ENABLE_PLUGINS=false');
     const key = workerKey(scope);
+    const toolId = loadedKey(unit);
     await this.prepare(key, content, hash);
     const worker = await this.pool.acquire(key, (candidate) => candidate.loaded.get(toolId) === hash);
+    // A stopped call ends its worker (as a timeout does): Python code cannot be interrupted otherwise.
+    const stop = () => worker.kill(new PluginError('cancelled', 'The call was stopped; its worker was ended'));
+    signal?.addEventListener('abort', stop, { once: true });
     try {
       const send = (withContent: boolean) =>
-        worker.request<T>(method, { ...params, tool_id: toolId, hash, content: withContent ? content : null }, timeoutMs, onRequest);
+        worker.request<T>(method, { ...params, tool_id: unit.id, unit: unit.kind, hash, content: withContent ? content : null }, timeoutMs, onRequest, unit.kind);
       const result = await send(worker.loaded.get(toolId) !== hash || method === 'extract').catch((error: PluginError) => {
         // Our view of the worker's cache was stale: send the source after all.
         if (error.details?.hostCode === 'not_loaded') return send(true);
@@ -459,6 +552,7 @@ export class PythonHost {
       worker.loaded.delete(toolId);
       throw error;
     } finally {
+      signal?.removeEventListener('abort', stop);
       this.pool.release(worker);
     }
   }

@@ -137,8 +137,8 @@ export class PythonWorker {
     return this.pending.size > 0;
   }
 
-  /** Sends a request; on timeout the worker is killed and the request fails with `timeout`. */
-  request<T>(method: string, params: Record<string, unknown>, timeoutMs: number, onRequest?: WorkerRequestHandler): Promise<T> {
+  /** Sends a request; on timeout the worker is killed and the request fails with `timeout` (naming `unit`, what ran). */
+  request<T>(method: string, params: Record<string, unknown>, timeoutMs: number, onRequest?: WorkerRequestHandler, unit = 'tool'): Promise<T> {
     if (this.exited) return Promise.reject(this.exitError(null, null));
     const id = this.nextId++;
     const token = randomBytes(32).toString('base64url');
@@ -146,7 +146,7 @@ export class PythonWorker {
       const timer =
         timeoutMs > 0
           ? setTimeout(() => {
-              this.kill(new PluginError('timeout', `The tool did not finish within ${formatDuration(timeoutMs)}; its worker was stopped`));
+              this.kill(new PluginError('timeout', `The ${unit} did not finish within ${formatDuration(timeoutMs)}; its worker was stopped`));
             }, timeoutMs)
           : null;
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer, token, onRequest });

@@ -37,7 +37,7 @@ describe('opening a stored chat in the web frontend', () => {
     expect((await world.api.get(`/api/v1/chats/${chat.id}`, as(world.alice))).body.chat.history.messages.a1.output).toEqual(toolAnswer.output);
   });
 
-  it('lists no functions and no skills (Parley hosts none yet)', async () => {
+  it('lists no functions and no skills when none are installed', async () => {
     for (const account of [world.alice, world.admin]) {
       expect((await world.api.get('/api/v1/functions/', as(account))).body).toEqual([]);
       expect((await world.api.get('/api/v1/skills/', as(account))).body).toEqual([]);

@@ -19,6 +19,8 @@ import * as calendar from './0018_calendar.js';
 
 import * as evaluations from './0019_evaluations.js';
 
+import * as functions from './0014_functions.js';
+
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -40,6 +42,8 @@ const migrations: Record<string, Migration> = {
   '0018_calendar': calendar,
 
   '0019_evaluations': evaluations,
+
+  '0014_functions': functions,
 };
 
 export const migrationProvider: MigrationProvider = {
