@@ -40,6 +40,7 @@ import { PythonHost } from './core/python/host.js';
 import { toolsArea } from './areas/tools/routes.js';
 import { functionsArea } from './areas/functions/routes.js';
 import { skillsArea } from './areas/skills/routes.js';
+import { SkillsService } from './areas/skills/service.js';
 import { ToolsService } from './areas/tools/service.js';
 import { chatsArea } from './areas/chats/routes.js';
 import { ChatsService } from './areas/chats/service.js';
@@ -99,6 +100,7 @@ export interface Services {
   pipeline: ChatPipeline;
   files: FilesService;
   prompts: PromptsService;
+  skills: SkillsService;
   notes: NotesService;
   memories: MemoriesService;
   knowledge: KnowledgeService;
@@ -192,6 +194,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models, chats, retrieval);
   const prompts = new PromptsService(core, access, users);
+  const skills = new SkillsService(core, access, users);
   const notes = new NotesService(core, access, users, chats);
   const memories = new MemoriesService(core, access, retrieval);
   const collections = new CollectionsService(core, retrieval, files);
@@ -209,10 +212,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, tasks, realtime, memories, attachments, web });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, skills, tasks, realtime, memories, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());

@@ -23,9 +23,13 @@ import { type GenerationRequest, type GenerationResult, type GenerationSink, err
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
 import { type Source, sourcesEvent, withSources } from './sources.js';
+import { builtinFunctions, usesBuiltinTools } from './builtin-tools.js';
+import { chatSkills } from './skills.js';
 import { ChatTools } from './tools.js';
 import { addWebSearch } from './web-search.js';
 import type { WebService } from '../web/service.js';
+import type { SkillsService } from '../skills/service.js';
+import type { SkillRecord } from '../skills/store.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -106,6 +110,7 @@ export class ChatPipeline {
       completions: CompletionsService;
       chats: ChatsService;
       tools: ToolsService;
+      skills: SkillsService;
       tasks: TasksService;
       realtime: Realtime;
       memories: MemoryRecall;
@@ -128,7 +133,7 @@ export class ChatPipeline {
     const modelId = text(form.model) ?? '';
     const lookup = this.context(user, request, request.signal);
     const primary = await this.resolveModel(user, modelId, lookup);
-    const { params, stream, deltaChunkSize } = await this.parameters(modelId, form);
+    const { params, stream, deltaChunkSize, functionCalling } = await this.parameters(modelId, form);
     const targets = await this.targets(user, form, primary, lookup);
 
     const userMessage = isObject(form.user_message) ? form.user_message : isObject(form.parent_message) ? form.parent_message : null;
@@ -139,6 +144,9 @@ export class ChatPipeline {
     else if (isSavedChatId(chatId)) await this.recordTurn(user, chatId, form, targets, userMessage);
 
     const clientTools = Array.isArray(form.tools) ? form.tools : null;
+    const builtins = usesBuiltinTools(text(form.session_id), { function_calling: functionCalling }, primary);
+    const conversation = await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id)));
+    const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
     const job: Job = {
       user,
       form,
@@ -148,17 +156,29 @@ export class ChatPipeline {
       userMessageId: text(userMessage?.id),
       isNewChat,
       background: isObject(form.background_tasks) ? form.background_tasks : null,
-      messages: await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id))),
+      messages: skills.messages,
       params,
       stream,
       includeUsage: isObject(form.stream_options) && form.stream_options.include_usage === true,
       deltaChunkSize,
-      tools: clientTools ? null : await ChatTools.select(this.deps.tools, user, form.tool_ids, (details, message) => this.core.log.warn(details, message)),
+      tools: clientTools ? null : await this.toolSet(user, form, primary, builtins ? skills.viewable : null),
       clientTools,
       request,
     };
     if (job.sessionId && chatId) return this.startTasks(job, targets);
     return this.answer(job, targets[0]);
+  }
+
+  /**
+   * The functions the answer may call: the selected tools, and the built-in tools
+   * (builtin-tools.ts) when `builtins` (the skills of the manifest) is given.
+   */
+  private async toolSet(user: UserRecord, form: Json, model: Json, builtins: SkillRecord[] | null): Promise<ChatTools | null> {
+    const warn = (details: object, message: string) => this.core.log.warn(details, message);
+    return ChatTools.of([
+      ...(await ChatTools.pluginFunctions(this.deps.tools, user, form.tool_ids, warn)),
+      ...(builtins ? await builtinFunctions(this.deps, { user, model, viewableSkills: builtins }) : []),
+    ]);
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
@@ -204,7 +224,7 @@ export class ChatPipeline {
    * The request's parameters over the model's over the global defaults
    * (`models.default_params`); `stream_response` of the model decides streaming.
    */
-  private async parameters(modelId: string, form: Json): Promise<{ params: Json; stream: boolean; deltaChunkSize: number }> {
+  private async parameters(modelId: string, form: Json): Promise<{ params: Json; stream: boolean; deltaChunkSize: number; functionCalling: unknown }> {
     const info = await this.deps.models.byId(modelId);
     const defaults = this.core.settings.get<Json | null>('models.default_params') ?? {};
     const modelParams: Json = { ...defaults, ...(info?.params ?? {}) };
@@ -212,7 +232,7 @@ export class ChatPipeline {
     const merged = { ...modelParams, ...requestParams };
     const stream = typeof modelParams.stream_response === 'boolean' ? modelParams.stream_response : form.stream === true;
     const chunk = Number(modelParams.stream_delta_chunk_size || requestParams.stream_delta_chunk_size || 1);
-    return { params: applyParamsOpenAI(merged, {}), stream, deltaChunkSize: Math.max(this.options.streamDeltaChunkSize, Number.isFinite(chunk) ? Math.trunc(chunk) : 1) };
+    return { params: applyParamsOpenAI(merged, {}), functionCalling: merged.function_calling, stream, deltaChunkSize: Math.max(this.options.streamDeltaChunkSize, Number.isFinite(chunk) ? Math.trunc(chunk) : 1) };
   }
 
   /** The answer slots: `message_ids` for several models at once, else the request's model and `id`. */

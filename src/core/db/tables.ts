@@ -270,6 +270,18 @@ export interface PromptHistoryTable {
   created_at: number;
 }
 
+export interface SkillTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string | null;
+  content: string;
+  meta: JsonText;
+  is_active: Flag;
+  updated_at: number;
+  created_at: number;
+}
+
 export interface NoteTable {
   id: string;
   user_id: string;
@@ -411,6 +423,7 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  skill: SkillTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -433,3 +446,4 @@ export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
 export type NoteRow = Selectable<NoteTable>;
 export type MemoryRow = Selectable<MemoryTable>;
+export type SkillRow = Selectable<SkillTable>;

@@ -98,6 +98,9 @@ describe('tool calling', () => {
       ['function', 'add'],
       ['function', 'fail'],
       ['function', 'other_add'],
+      // A web client's answer also gets the built-in time tools (builtin-tools.ts).
+      ['function', 'get_current_timestamp'],
+      ['function', 'calculate_timestamp'],
     ]);
     expect(first.tools[0].function.parameters.properties).toMatchObject({ a: { type: 'integer' }, b: { type: 'integer' } });
     const calls = second.messages.find((m: any) => m.role === 'assistant').tool_calls;

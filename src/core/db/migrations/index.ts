@@ -12,6 +12,7 @@ import * as retrieval from './0010_retrieval.js';
 import * as knowledge from './0011_knowledge.js';
 import * as notes from './0012_notes.js';
 import * as memories from './0013_memories.js';
+import * as skills from './0015_skills.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_knowledge': knowledge,
   '0012_notes': notes,
   '0013_memories': memories,
+  '0015_skills': skills,
 };
 
 export const migrationProvider: MigrationProvider = {
