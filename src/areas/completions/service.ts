@@ -25,11 +25,13 @@ import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from
 import { type Source, sourcesEvent, withSources } from './sources.js';
 import { builtinFunctions, usesBuiltinTools } from './builtin-tools.js';
 import { chatSkills } from './skills.js';
+import { ToolServers } from './tool-servers.js';
 import { ChatTools } from './tools.js';
 import { addWebSearch } from './web-search.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
 import type { SkillRecord } from '../skills/store.js';
+import type { AccessService } from '../../core/access/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -86,6 +88,8 @@ interface Job {
   request: RequestInfo;
   /** The request's web search (`features.web_search`), run once for all its answers. */
   webSearch?: Promise<void>;
+  /** Status descriptions for tool servers that were skipped, shown when the answer starts. */
+  toolNotices: string[];
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -111,13 +115,18 @@ export class ChatPipeline {
       chats: ChatsService;
       tools: ToolsService;
       skills: SkillsService;
+      access: AccessService;
       tasks: TasksService;
       realtime: Realtime;
       memories: MemoryRecall;
       attachments: ChatAttachments;
       web: WebService;
     },
-  ) {}
+  ) {
+    this.toolServers = new ToolServers(core, deps.access);
+  }
+
+  private readonly toolServers: ToolServers;
 
   private get registry() {
     return this.deps.tasks.registry;
@@ -147,6 +156,7 @@ export class ChatPipeline {
     const builtins = usesBuiltinTools(text(form.session_id), { function_calling: functionCalling }, primary);
     const conversation = await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id)));
     const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
+    const toolSet = clientTools ? null : await this.toolSet(user, form, primary, request, builtins ? skills.viewable : null);
     const job: Job = {
       user,
       form,
@@ -156,12 +166,13 @@ export class ChatPipeline {
       userMessageId: text(userMessage?.id),
       isNewChat,
       background: isObject(form.background_tasks) ? form.background_tasks : null,
-      messages: skills.messages,
+      messages: (toolSet?.systemPrompts ?? []).reduce(withSystemText, skills.messages),
       params,
       stream,
       includeUsage: isObject(form.stream_options) && form.stream_options.include_usage === true,
       deltaChunkSize,
-      tools: clientTools ? null : await this.toolSet(user, form, primary, builtins ? skills.viewable : null),
+      tools: toolSet?.tools ?? null,
+      toolNotices: toolSet?.notices ?? [],
       clientTools,
       request,
     };
@@ -170,15 +181,25 @@ export class ChatPipeline {
   }
 
   /**
-   * The functions the answer may call: the selected tools, and the built-in tools
-   * (builtin-tools.ts) when `builtins` (the skills of the manifest) is given.
+   * The functions the answer may call: the selected tools and tool servers
+   * (tool-servers.ts), and the built-in tools (builtin-tools.ts) when `builtins`
+   * (the skills of the manifest) is given.
    */
-  private async toolSet(user: UserRecord, form: Json, model: Json, builtins: SkillRecord[] | null): Promise<ChatTools | null> {
+  private async toolSet(user: UserRecord, form: Json, model: Json, request: RequestInfo, builtins: SkillRecord[] | null) {
     const warn = (details: object, message: string) => this.core.log.warn(details, message);
-    return ChatTools.of([
+    const servers = await this.toolServers.select({
+      user,
+      toolIds: form.tool_ids,
+      directServers: form.tool_servers,
+      token: request.token,
+      browserCalls: Boolean(text(form.session_id)),
+    });
+    const tools = ChatTools.of([
       ...(await ChatTools.pluginFunctions(this.deps.tools, user, form.tool_ids, warn)),
+      ...servers.functions,
       ...(builtins ? await builtinFunctions(this.deps, { user, model, viewableSkills: builtins }) : []),
     ]);
+    return { tools, notices: servers.notices, systemPrompts: servers.systemPrompts };
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
@@ -429,6 +450,7 @@ export class ChatPipeline {
         events.send('chat:completion', { selected_model_id: model.id });
         if (saved) await chats.upsertMessage(job.chatId, messageId, { selectedModelId: model.id }, { touch: false });
       }
+      for (const description of job.toolNotices) await events.status({ description, done: true });
       await this.webSearch(job, model, context, events);
       const { messages } = await this.attach(job, model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
@@ -535,6 +557,7 @@ export class ChatPipeline {
         eventEmitter: events ? (event) => events.fromTool(event) : undefined,
         eventCall:
           events && sessionId ? (event) => realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined,
+        signal: context.signal,
         extras: { __messages__: messages, __files__: form.files ?? [], __chat_id__: chatId || null, __message_id__: messageId, __model__: model },
       }),
     };
@@ -630,6 +653,7 @@ export class ChatPipeline {
     const model = target.model.owned_by === 'arena' ? await this.arenaPick(job.user, target.model, context) : target.model;
     const storedAnswer = isSavedChatId(job.chatId) && target.messageId !== null;
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
+    for (const description of events ? job.toolNotices : []) await events!.status({ description, done: true });
     await this.webSearch(job, model, context, events);
     const { messages, sources } = await this.attach(job, model, context, events);
     if (!job.tools && !storedAnswer) {
