@@ -25,6 +25,7 @@ import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from
 import { type Source, sourcesEvent, withSources } from './sources.js';
 import { builtinFunctions, usesBuiltinTools } from './builtin-tools.js';
 import { chatSkills } from './skills.js';
+import { McpServers } from './mcp.js';
 import { ToolServers } from './tool-servers.js';
 import { ChatTools } from './tools.js';
 import { addWebSearch } from './web-search.js';
@@ -124,9 +125,11 @@ export class ChatPipeline {
     },
   ) {
     this.toolServers = new ToolServers(core, deps.access);
+    this.mcpServers = new McpServers(core, this.toolServers);
   }
 
   private readonly toolServers: ToolServers;
+  private readonly mcpServers: McpServers;
 
   private get registry() {
     return this.deps.tasks.registry;
@@ -181,8 +184,8 @@ export class ChatPipeline {
   }
 
   /**
-   * The functions the answer may call: the selected tools and tool servers
-   * (tool-servers.ts), and the built-in tools (builtin-tools.ts) when `builtins`
+   * The functions the answer may call: the selected tools, tool servers
+   * (tool-servers.ts) and MCP servers (mcp.ts), and the built-in tools (builtin-tools.ts) when `builtins`
    * (the skills of the manifest) is given.
    */
   private async toolSet(user: UserRecord, form: Json, model: Json, request: RequestInfo, builtins: SkillRecord[] | null) {
@@ -194,12 +197,14 @@ export class ChatPipeline {
       token: request.token,
       browserCalls: Boolean(text(form.session_id)),
     });
+    const mcp = await this.mcpServers.select(user, form.tool_ids, request.token);
     const tools = ChatTools.of([
       ...(await ChatTools.pluginFunctions(this.deps.tools, user, form.tool_ids, warn)),
       ...servers.functions,
+      ...mcp.functions,
       ...(builtins ? await builtinFunctions(this.deps, { user, model, viewableSkills: builtins }) : []),
     ]);
-    return { tools, notices: servers.notices, systemPrompts: servers.systemPrompts };
+    return { tools, notices: [...servers.notices, ...mcp.notices], systemPrompts: servers.systemPrompts };
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */

@@ -69,7 +69,7 @@ export function toolServerIds(toolIds: unknown, type: 'openapi' | 'mcp'): string
 }
 
 /** `config.function_name_filter_list` (utils/misc.is_string_allowed): names ending with an allowed entry, none ending with a `!` entry. */
-function functionAllowed(name: string, filter: unknown): boolean {
+export function functionAllowed(name: string, filter: unknown): boolean {
   const entries = (typeof filter === 'string' ? filter.split(',') : Array.isArray(filter) ? filter : []).map((e) => String(e ?? '').trim()).filter(Boolean);
   if (entries.length === 0) return true;
   const allow = entries.filter((e) => !e.startsWith('!'));
