@@ -7,6 +7,8 @@ import { openBrowser, webRequest } from '../areas/completions/setup.js';
 import { type FakeWeb, fakeWeb, startFakeWeb } from './fake-web.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** The web client's answers use the built-in search tools unless function calling is `legacy`, where the search step runs (middleware.py). */
+const LEGACY = { function_calling: 'legacy' };
 const QUERY_TASK = 'determine the necessity of generating search queries';
 
 /** The fake web and a model that writes `{"queries": ["tidal locking facts"]}` when asked for search queries. */
@@ -79,7 +81,7 @@ describe('web search with the page loader and the index', () => {
   it('in a chat: generates the queries, searches, loads and indexes, with the statuses the frontend shows', async () => {
     const browser = await openBrowser(world.server.url, world.admin.token);
     try {
-      const { body, assistantId } = webRequest(browser.socket, { content: 'Why does the moon show one face?', extra: { features: { web_search: true } } });
+      const { body, assistantId } = webRequest(browser.socket, { content: 'Why does the moon show one face?', extra: { features: { web_search: true }, params: LEGACY } });
       const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
       expect(res.status, res.text).toBe(200);
       await browser.next((e) => e.type === 'chat:completion' && e.data?.done === true, 'the answer');
@@ -121,13 +123,13 @@ describe('web search with the page loader and the index', () => {
     await configure({ 'task.query.search.enable': false });
     const browser = await openBrowser(world.server.url, world.admin.token);
     try {
-      const first = webRequest(browser.socket, { content: 'moon faces', extra: { features: { web_search: true } } });
+      const first = webRequest(browser.socket, { content: 'moon faces', extra: { features: { web_search: true }, params: LEGACY } });
       expect((await world.api.post('/api/chat/completions', first.body, { token: world.admin.token })).status).toBe(200);
       await browser.next((e) => e.message_id === first.assistantId && e.type === 'chat:completion' && e.data?.done === true, 'the first answer');
       expect(world.web.seen('/serper').at(-1)!.body).toEqual({ q: 'moon faces' });
 
       await configure({ 'web.search.serper_api_key': '' });
-      const second = webRequest(browser.socket, { content: 'moon faces again', extra: { features: { web_search: true } } });
+      const second = webRequest(browser.socket, { content: 'moon faces again', extra: { features: { web_search: true }, params: LEGACY } });
       expect((await world.api.post('/api/chat/completions', second.body, { token: world.admin.token })).status).toBe(200);
       const done = await browser.next((e) => e.message_id === second.assistantId && e.type === 'chat:completion' && e.data?.done === true, 'the second answer');
       expect(done.data.output).toBeDefined();

@@ -1,6 +1,12 @@
-import type { UserRecord } from '../../core/auth/user.js';
+import type { AccessService } from '../../core/access/service.js';
+import { type UserRecord, isAdmin } from '../../core/auth/user.js';
+import type { SettingsStore } from '../../config/settings.js';
 import { type Json, isObject } from '../chats/history.js';
+import type { MemoriesService } from '../memories/service.js';
+import type { NotesService } from '../notes/service.js';
 import type { SkillsService } from '../skills/service.js';
+import type { WebService } from '../web/service.js';
+import { errorText } from './generation.js';
 import type { SkillRecord } from '../skills/store.js';
 import { viewSkillFunction } from './skills.js';
 import { type ChatFunction, textOutcome } from './tools.js';
@@ -14,11 +20,18 @@ import { type ChatFunction, textOutcome } from './tools.js';
  */
 export interface BuiltinDeps {
   skills: SkillsService;
+  access: AccessService;
+  memories: MemoriesService;
+  notes: NotesService;
+  web: WebService;
+  settings: SettingsStore;
 }
 
 export interface BuiltinRequest {
   user: UserRecord;
   model: Json;
+  /** The request's `features` (`memory`, `web_search`, ...). */
+  features: Json;
   /** Skills listed in the `<available_skills>` manifest. */
   viewableSkills: SkillRecord[];
 }
@@ -37,11 +50,179 @@ export function usesBuiltinTools(sessionId: string | null, params: Json, model: 
   return Boolean(sessionId) && params.function_calling !== 'legacy' && !(isObject(capabilities) && capabilities.builtin_tools === false);
 }
 
+/** The model's capability, true unless switched off. */
+function capable(model: Json, name: string): boolean {
+  const capabilities = modelMeta(model).capabilities;
+  return !isObject(capabilities) || capabilities[name] !== false;
+}
+
 export async function builtinFunctions(deps: BuiltinDeps, request: BuiltinRequest): Promise<ChatFunction[]> {
+  const { user, model, features } = request;
+  const permitted = async (feature: string) => isAdmin(user) || (await deps.access.hasPermission(user, `features.${feature}`));
   const functions: ChatFunction[] = [];
-  if (categoryEnabled(request.model, 'time')) functions.push(currentTimestamp, calculateTimestamp);
+  if (categoryEnabled(model, 'time')) functions.push(currentTimestamp, calculateTimestamp);
+  if (categoryEnabled(model, 'memory') && features.memory && capable(model, 'memory') && (await permitted('memories'))) functions.push(...memoryFunctions(deps.memories));
+  if (categoryEnabled(model, 'web_search') && features.web_search && capable(model, 'web_search') && (await deps.web.maySearch(user))) {
+    functions.push(...webFunctions(deps.web, deps.settings));
+  }
+  if (categoryEnabled(model, 'notes') && deps.settings.get<boolean>('notes.enable') && (await permitted('notes'))) functions.push(...noteFunctions(deps.notes));
   if (request.viewableSkills.length > 0) functions.push(viewSkillFunction(deps.skills));
   return functions;
+}
+
+/** A built-in function: its spec, and a runner whose value becomes JSON (failures as `{error}`, as the reference). */
+function builtin(name: string, description: string, properties: Json, required: string[], run: (args: Json, user: UserRecord) => Promise<unknown>): ChatFunction {
+  return {
+    source: 'builtin',
+    spec: { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) } },
+    async run(args, user) {
+      try {
+        const value = await run(args, user);
+        return textOutcome(typeof value === 'string' ? value : JSON.stringify(value));
+      } catch (error) {
+        return textOutcome(JSON.stringify({ error: errorText(error) }));
+      }
+    },
+  };
+}
+
+const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+const optionalStr = (value: unknown): string | null => (typeof value === 'string' && value ? value : null);
+const count = (value: unknown, fallback: number): number => {
+  const n = wholeNumber(value ?? fallback);
+  return n > 0 ? n : fallback;
+};
+const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
+const memoryType = (value: unknown) => (value === 'user' || value === 'context' || value === 'all' ? value : 'all');
+
+// ---- memory ------------------------------------------------------------------------
+
+function memoryFunctions(memories: MemoriesService): ChatFunction[] {
+  return [
+    builtin(
+      'search_memories',
+      'Search or browse saved memories by content, path, type, or memory ID.',
+      {
+        query: { type: 'string', description: 'Optional query to search memory content and path', default: '' },
+        count: { type: 'integer', description: 'Number of memories to return (default 5)', default: 5 },
+        type: { type: 'string', description: '"user", "context", or "all"', default: 'all' },
+        path: { type: 'string', description: 'Optional memory path to search around' },
+        memory_id: { type: 'string', description: 'Optional exact memory ID to read' },
+      },
+      [],
+      async (args, user) => {
+        const found = await memories.search(user, { query: optionalStr(args.query), type: memoryType(args.type), path: optionalStr(args.path), memory_id: optionalStr(args.memory_id), limit: count(args.count, 5) });
+        return found.map((m) => ({ id: m.id, type: m.type, path: m.path, content: m.content, created_at: day(m.created_at), updated_at: day(m.updated_at) }));
+      },
+    ),
+    builtin(
+      'add_memory',
+      'Save enduring information that can improve future chats.\n\nSave stable preferences, goals, projects, relationships, habits, and standing instructions.\nDo not save one-off activity, meals, routine daily events, temporary mood, or other short-lived details\nunless the user explicitly asks you to remember them.',
+      {
+        content: { type: 'string', description: 'The memory content to store' },
+        type: { type: 'string', description: 'Use "user" for facts/preferences about the user, or "context" for other durable context', default: 'user' },
+        path: { type: 'string', description: 'Optional stable memory address for grouping related memories' },
+      },
+      ['content'],
+      async (args, user) => {
+        const memory = await memories.add(user, { content: str(args.content), type: args.type === 'context' ? 'context' : 'user', path: optionalStr(args.path) });
+        return { status: 'success', id: memory.id, type: memory.type, path: memory.path };
+      },
+    ),
+    builtin('list_memories', 'List all stored memories for the user, including IDs and timestamps.', {}, [], async (_args, user) =>
+      (await memories.list(user)).map((m) => ({ id: m.id, type: m.type, path: m.path, content: m.content, created_at: day(m.created_at), updated_at: day(m.updated_at) })),
+    ),
+    builtin(
+      'update_memory',
+      'Apply a batch of memory changes after learning enduring information.\n\nOperation shapes:\n- {"action": "add", "content": "...", "type": "user"|"context", "path": "..."}\n- {"action": "replace", "id": "...", "content": "...", "type": "user"|"context", "path": "..."}\n- {"action": "move", "id": "...", "path": "..."}\n- {"action": "remove", "id": "..."}',
+      { operations: { type: 'array', items: { type: 'object' }, description: 'Memory operations to apply in one request' } },
+      ['operations'],
+      async (args, user) => ({ results: await memories.applyOperations(user, { operations: Array.isArray(args.operations) ? (args.operations as never) : [], source: 'tool' }) }),
+    ),
+    builtin('delete_memory', 'Delete a saved memory by its ID.', { memory_id: { type: 'string', description: 'The ID of the memory to delete' } }, ['memory_id'], async (args, user) => {
+      await memories.delete(user, str(args.memory_id));
+      return { status: 'success', message: `Memory ${str(args.memory_id)} deleted` };
+    }),
+  ];
+}
+
+// ---- web ---------------------------------------------------------------------------
+
+function webFunctions(web: WebService, settings: SettingsStore): ChatFunction[] {
+  return [
+    builtin(
+      'search_web',
+      'Search the public web for information. Best for current events, external references,\nor topics not covered in internal documents.',
+      {
+        query: { type: 'string', description: 'The search query to look up' },
+        count: { type: 'integer', description: 'Number of results to return (default: admin-configured value)' },
+      },
+      ['query'],
+      async (args) => {
+        const configured = settings.get<number | null>('web.search.result_count') ?? 5;
+        const limit = args.count === undefined || args.count === null ? configured : Math.max(1, Math.min(wholeNumber(args.count), configured));
+        const results = await web.search(str(args.query));
+        return results.slice(0, limit).map((r) => ({ title: r.title, link: r.link, snippet: r.snippet }));
+      },
+    ),
+    builtin('fetch_url', 'Fetch and extract the main text content from a web page URL.', { url: { type: 'string', description: 'The URL to fetch content from' } }, ['url'], async (args) => {
+      const page = await web.loadOne(str(args.url));
+      return page.text;
+    }),
+  ];
+}
+
+// ---- notes -------------------------------------------------------------------------
+
+function noteFunctions(notes: NotesService): ChatFunction[] {
+  return [
+    builtin(
+      'search_notes',
+      "Search the user's saved notes by title and content.",
+      {
+        query: { type: 'string', description: 'The search query to find matching notes' },
+        count: { type: 'integer', description: 'Maximum number of results to return (default: 5)', default: 5 },
+      },
+      ['query'],
+      async (args, user) => {
+        const query = str(args.query);
+        const found = await notes.search(user, { query, permission: 'read' });
+        const results: Json[] = [];
+        for (const item of found.items.slice(0, count(args.count, 5))) {
+          const note = await notes.readable(user, item.id);
+          if (note) results.push({ id: note.id, title: note.title, snippet: snippet(note.markdown, query), updated_at: item.updated_at });
+        }
+        return results;
+      },
+    ),
+    builtin('view_note', 'Get the full content of a note by its ID.', { note_id: { type: 'string', description: 'The ID of the note to retrieve' } }, ['note_id'], async (args, user) => {
+      const note = await notes.readable(user, str(args.note_id));
+      return note ? { id: note.id, title: note.title, content: note.markdown } : { error: 'Note not found' };
+    }),
+    builtin(
+      'write_note',
+      'Create a new note with the given title and content.',
+      { title: { type: 'string', description: 'The title of the new note' }, content: { type: 'string', description: 'The markdown content for the note' } },
+      ['title', 'content'],
+      async (args, user) => {
+        const note = await notes.create(user, { title: str(args.title), data: { content: { md: str(args.content) } }, access_grants: [] });
+        return { status: 'success', id: note.id, title: note.title, created_at: note.created_at };
+      },
+    ),
+  ];
+}
+
+/** Up to 150 characters around the first word of the query found in the text (search_notes). */
+function snippet(markdown: string, query: string): string {
+  const lower = markdown.toLowerCase();
+  for (const word of query.toLowerCase().split(/\s+/).filter(Boolean)) {
+    const at = lower.indexOf(word);
+    if (at < 0) continue;
+    const start = Math.max(0, at - 50);
+    const end = Math.min(markdown.length, at + word.length + 100);
+    return `${start > 0 ? '...' : ''}${markdown.slice(start, end)}${end < markdown.length ? '...' : ''}`;
+  }
+  return markdown.slice(0, 150) + (markdown.length > 150 ? '...' : '');
 }
 
 // ---- time ------------------------------------------------------------------------

@@ -18,7 +18,9 @@ import type { ToolsService } from '../tools/service.js';
 import { isSavedChatId, temporarySessionId } from '../chats/ids.js';
 import { type ChatAttachments, checkAttachmentList } from './attachments.js';
 import { MessageEvents } from './events.js';
-import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
+import { memoryContext, withoutMemoryContext } from './memory.js';
+import type { MemoriesService } from '../memories/service.js';
+import type { NotesService } from '../notes/service.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
@@ -91,6 +93,8 @@ interface Job {
   webSearch?: Promise<void>;
   /** Status descriptions for tool servers that were skipped, shown when the answer starts. */
   toolNotices: string[];
+  /** The model has the built-in web search tools, so `features.web_search` runs no search step. */
+  searchTools: boolean;
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -119,7 +123,8 @@ export class ChatPipeline {
       access: AccessService;
       tasks: TasksService;
       realtime: Realtime;
-      memories: MemoryRecall;
+      memories: MemoriesService;
+      notes: NotesService;
       attachments: ChatAttachments;
       web: WebService;
     },
@@ -176,6 +181,7 @@ export class ChatPipeline {
       deltaChunkSize,
       tools: toolSet?.tools ?? null,
       toolNotices: toolSet?.notices ?? [],
+      searchTools: toolSet?.searchTools ?? false,
       clientTools,
       request,
     };
@@ -198,13 +204,12 @@ export class ChatPipeline {
       browserCalls: Boolean(text(form.session_id)),
     });
     const mcp = await this.mcpServers.select(user, form.tool_ids, request.token);
-    const tools = ChatTools.of([
-      ...(await ChatTools.pluginFunctions(this.deps.tools, user, form.tool_ids, warn)),
-      ...servers.functions,
-      ...mcp.functions,
-      ...(builtins ? await builtinFunctions(this.deps, { user, model, viewableSkills: builtins }) : []),
-    ]);
-    return { tools, notices: [...servers.notices, ...mcp.notices], systemPrompts: servers.systemPrompts };
+    const features = isObject(form.features) ? form.features : {};
+    const builtin = builtins ? await builtinFunctions({ ...this.deps, settings: this.core.settings }, { user, model, features, viewableSkills: builtins }) : [];
+    const tools = ChatTools.of([...(await ChatTools.pluginFunctions(this.deps.tools, user, form.tool_ids, warn)), ...servers.functions, ...mcp.functions, ...builtin]);
+    // The model searches with the built-in tools; the forced search step is for the others (middleware.py: `legacy` only).
+    const searchTools = builtin.some((f) => f.spec.name === 'search_web');
+    return { tools, notices: [...servers.notices, ...mcp.notices], systemPrompts: servers.systemPrompts, searchTools };
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
@@ -490,7 +495,7 @@ export class ChatPipeline {
 
   /** `features.web_search` (web-search.ts): the search's pages join the request's files before the answer is asked for. */
   private webSearch(job: Job, model: Json, context: CallContext, events: MessageEvents | null): Promise<void> {
-    if (!isObject(job.form.features) || !job.form.features.web_search) return Promise.resolve();
+    if (!isObject(job.form.features) || !job.form.features.web_search || job.searchTools) return Promise.resolve();
     return (job.webSearch ??= (async () => {
       const files = Array.isArray(job.form.files) ? job.form.files.filter(isObject) : [];
       const status = events ? (data: Json) => events.fromTool({ type: 'status', data }) : null;

@@ -98,9 +98,12 @@ describe('tool calling', () => {
       ['function', 'add'],
       ['function', 'fail'],
       ['function', 'other_add'],
-      // A web client's answer also gets the built-in time tools (builtin-tools.ts).
+      // A web client's answer also gets the built-in tools (builtin-tools.ts): time and notes here.
       ['function', 'get_current_timestamp'],
       ['function', 'calculate_timestamp'],
+      ['function', 'search_notes'],
+      ['function', 'view_note'],
+      ['function', 'write_note'],
     ]);
     expect(first.tools[0].function.parameters.properties).toMatchObject({ a: { type: 'integer' }, b: { type: 'integer' } });
     const calls = second.messages.find((m: any) => m.role === 'assistant').tool_calls;

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultScript, fakeModel, isTaskPrompt } from '../../helpers/fake-model.js';
+import { useServer } from '../../helpers/world.js';
+import { type Browser, openBrowser, webRequest } from './setup.js';
+
+/**
+ * Built-in tools (builtin-tools.ts): offered to a web client's answers in native
+ * function calling, each category as the reference gates it, and run against
+ * Parley's own services.
+ */
+const world = useServer({ fakes: fakeModel(), env: { BYPASS_MODEL_ACCESS_CONTROL: 'true' }, admin: 'Builtin Admin', users: { alice: ['user', 'Builtin Alice'] } });
+let browser: Browser;
+
+beforeAll(async () => {
+  const res = await world.api.post(
+    '/api/v1/models/create',
+    { id: 'no-time', base_model_id: 'fake-model', name: 'No time', meta: { builtinTools: { time: false, notes: false } }, params: {} },
+    { token: world.admin.token },
+  );
+  expect(res.status, res.text).toBe(200);
+  browser = await openBrowser(world.server.url, world.alice.token);
+});
+afterAll(() => browser?.close());
+
+/** Calls the functions once, then answers with the tool results joined. */
+const callingScript = (calls: { name: string; arguments: Record<string, unknown> }[]) => (body: any) => {
+  if (isTaskPrompt(body)) return defaultScript(body);
+  const results = body.messages.filter((m: any) => m.role === 'tool');
+  if (results.length === 0) return { toolCalls: calls };
+  return { text: 'done' };
+};
+
+/** A web client's turn; answers the model's first request (its tools) and the tool results it was sent back. */
+async function turn(content: string, extra: Record<string, unknown> = {}) {
+  const { body, assistantId } = webRequest(browser.socket, { content, extra: { background_tasks: {}, ...extra } });
+  const res = await world.api.post('/api/chat/completions', body, { token: world.alice.token });
+  expect(res.status, res.text).toBe(200);
+  await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the answer', 20000);
+  const requests = world.model.chatRequests();
+  const first = requests.find((r) => r.messages.some((m: any) => m.role === 'user' && m.content === content) && !r.messages.some((m: any) => m.role === 'tool'));
+  const second = requests.find((r) => r.messages.some((m: any) => m.role === 'user' && m.content === content) && r.messages.some((m: any) => m.role === 'tool'));
+  return { names: (first?.tools ?? []).map((t: any) => t.function.name) as string[], results: (second?.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => m.content) as string[] };
+}
+
+describe('built-in tools', () => {
+  it('calculate_timestamp and get_current_timestamp give the times the model asks for', async () => {
+    world.model.script = callingScript([
+      { name: 'calculate_timestamp', arguments: { days_ago: 1, weeks_ago: 1, months_ago: 1 } },
+      { name: 'get_current_timestamp', arguments: {} },
+    ]);
+    const before = Math.floor(Date.now() / 1000);
+    const { names, results } = await turn('what was the date a month, a week and a day ago?');
+    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'search_notes', 'view_note', 'write_note']);
+    const calculated = JSON.parse(results[0]);
+    expect(calculated.current_timestamp).toBeGreaterThanOrEqual(before);
+    const expected = new Date(calculated.current_timestamp * 1000 - 8 * 86_400_000);
+    expected.setUTCMonth(expected.getUTCMonth() - 1);
+    expect(Math.abs(calculated.calculated_timestamp - Math.floor(expected.getTime() / 1000))).toBeLessThanOrEqual(1);
+    expect(calculated.current_iso).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
+    expect(Object.keys(JSON.parse(results[1]))).toEqual(['current_timestamp', 'current_iso']);
+  }, 30000);
+
+  it('are not offered to API clients, nor the categories a model switches off', async () => {
+    world.model.script = defaultScript;
+    await world.api.post('/api/chat/completions', { model: 'fake-model', messages: [{ role: 'user', content: 'api' }] }, { token: world.alice.token });
+    expect(world.model.chatRequests().at(-1).tools).toBeUndefined();
+    const { names } = await turn('no tools here', { model: 'no-time', model_item: { id: 'no-time' } });
+    expect(names).toEqual([]);
+  }, 30000);
+
+  it('notes: write_note, search_notes and view_note act as the user', async () => {
+    world.model.script = callingScript([{ name: 'write_note', arguments: { title: 'Groceries', content: 'Buy green tea and rice' } }]);
+    const written = await turn('note my groceries');
+    const id = JSON.parse(written.results[0]).id;
+    expect(JSON.parse(written.results[0])).toMatchObject({ status: 'success', title: 'Groceries' });
+    const note = await world.api.get(`/api/v1/notes/${id}`, { token: world.alice.token });
+    expect(note.status, note.text).toBe(200);
+    expect(note.body.data.content.md).toBe('Buy green tea and rice');
+
+    world.model.script = callingScript([
+      { name: 'search_notes', arguments: { query: 'tea' } },
+      { name: 'view_note', arguments: { note_id: id } },
+      { name: 'view_note', arguments: { note_id: 'missing' } },
+    ]);
+    const { results } = await turn('what did I note about tea?');
+    expect(JSON.parse(results[0])).toEqual([expect.objectContaining({ id, title: 'Groceries', snippet: 'Buy green tea and rice' })]);
+    expect(JSON.parse(results[1])).toEqual({ id, title: 'Groceries', content: 'Buy green tea and rice' });
+    expect(JSON.parse(results[2])).toEqual({ error: 'Note not found' });
+  }, 30000);
+
+  it('memory tools come with features.memory, and store and find the memories', async () => {
+    world.model.script = callingScript([{ name: 'add_memory', arguments: { content: 'Prefers green tea', type: 'user', path: 'food' } }]);
+    const added = await turn('remember I like green tea', { features: { memory: true } });
+    expect(added.names).toEqual(expect.arrayContaining(['search_memories', 'add_memory', 'list_memories', 'update_memory', 'delete_memory']));
+    const memory = JSON.parse(added.results[0]);
+    expect(memory).toMatchObject({ status: 'success', type: 'user', path: 'food' });
+
+    world.model.script = callingScript([
+      { name: 'search_memories', arguments: { query: 'tea' } },
+      { name: 'delete_memory', arguments: { memory_id: memory.id } },
+      { name: 'list_memories', arguments: {} },
+    ]);
+    const { results } = await turn('what do I drink?', { features: { memory: true } });
+    expect(JSON.parse(results[0])).toEqual([expect.objectContaining({ id: memory.id, content: 'Prefers green tea', type: 'user' })]);
+    expect(JSON.parse(results[1])).toEqual({ status: 'success', message: `Memory ${memory.id} deleted` });
+    expect(JSON.parse(results[2])).toEqual([]);
+    const { names } = await turn('no memory feature');
+    expect(names).not.toContain('search_memories');
+  }, 30000);
+});
