@@ -28,13 +28,13 @@ import { type Source, sourcesEvent, withSources } from './sources.js';
 import { builtinFunctions, usesBuiltinTools } from './builtin-tools.js';
 import { chatSkills } from './skills.js';
 import { McpServers } from './mcp.js';
-import { ToolServers } from './tool-servers.js';
+import type { ToolServers } from './tool-servers.js';
+import type { AccessService } from '../../core/access/service.js';
 import { ChatTools } from './tools.js';
 import { addWebSearch } from './web-search.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
 import type { SkillRecord } from '../skills/store.js';
-import type { AccessService } from '../../core/access/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -121,6 +121,7 @@ export class ChatPipeline {
       tools: ToolsService;
       skills: SkillsService;
       access: AccessService;
+      toolServers: ToolServers;
       tasks: TasksService;
       realtime: Realtime;
       memories: MemoriesService;
@@ -129,11 +130,9 @@ export class ChatPipeline {
       web: WebService;
     },
   ) {
-    this.toolServers = new ToolServers(core, deps.access);
-    this.mcpServers = new McpServers(core, this.toolServers);
+    this.mcpServers = new McpServers(core, deps.toolServers);
   }
 
-  private readonly toolServers: ToolServers;
   private readonly mcpServers: McpServers;
 
   private get registry() {
@@ -196,7 +195,7 @@ export class ChatPipeline {
    */
   private async toolSet(user: UserRecord, form: Json, model: Json, request: RequestInfo, builtins: SkillRecord[] | null) {
     const warn = (details: object, message: string) => this.core.log.warn(details, message);
-    const servers = await this.toolServers.select({
+    const servers = await this.deps.toolServers.select({
       user,
       toolIds: form.tool_ids,
       directServers: form.tool_servers,

@@ -148,6 +148,28 @@ export class ToolServers {
     return subject.bypass || (grants.length > 0 && this.access.admits(subject, 'read', '', grants));
   }
 
+  /**
+   * The enabled servers the user may use, as entries of the tool list (routers/tools.py
+   * get_tools): `server:<id>` named by `info.name` (the reference shows the document's
+   * title, which `info.name` overrides), `server:mcp:<info.id>`.
+   */
+  async listed(user: UserRecord): Promise<Json[]> {
+    const now = this.core.clock.now();
+    const entries: Json[] = [];
+    for (const type of ['openapi', 'mcp'] as const) {
+      for (const { id, connection } of this.connections(type)) {
+        const config = isObject(connection.config) ? connection.config : {};
+        const info = isObject(connection.info) ? connection.info : {};
+        if (!config.enable || (type === 'mcp' && !info.id) || !(await this.mayUse(user, connection))) continue;
+        const toolId = type === 'mcp' ? `server:mcp:${id}` : `server:${id}`;
+        const name = typeof info.name === 'string' && info.name ? info.name : type === 'mcp' ? 'MCP Tool Server' : 'Tool Server';
+        const description = typeof info.description === 'string' ? info.description : '';
+        entries.push({ id: toolId, user_id: toolId, name, meta: { description }, access_grants: [], updated_at: now, created_at: now, user: null, has_user_valves: false });
+      }
+    }
+    return entries;
+  }
+
   async select(request: ToolServerRequest): Promise<ToolServerSelection> {
     const selection: ToolServerSelection = { functions: [], notices: [], systemPrompts: [] };
     const wanted = toolServerIds(request.toolIds, 'openapi');

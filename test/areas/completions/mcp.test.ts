@@ -58,6 +58,12 @@ describe('MCP servers', () => {
     expect(res.body.specs.map((s: any) => s.name)).toEqual(['add', 'describe', 'hang']);
   });
 
+  it('are listed with the tools as server:mcp:<id> for the users who may use them', async () => {
+    const ids = async (token: string) => ((await world.api.get('/api/v1/tools/', { token })).body as any[]).map((t) => t.id);
+    expect(await ids(world.alice.token)).toEqual(['server:mcp:calc', 'server:mcp:down']);
+    expect(await ids(world.bob.token)).toEqual(['server:mcp:down']);
+  });
+
   it('offers the listed tools as <server>_<tool> and calls them with the connection key', async () => {
     world.model.script = callingScript([
       { name: 'calc_add', arguments: { a: 2, b: 40 } },

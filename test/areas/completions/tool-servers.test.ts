@@ -72,6 +72,14 @@ describe('configured OpenAPI tool servers', () => {
     expect(res.body.info.title).toBe('Weather Server');
   });
 
+  it('are listed with the tools for the users who may use them (enabled ones only)', async () => {
+    const ids = async (token: string) => ((await world.api.get('/api/v1/tools/', { token })).body as any[]).map((t) => t.id);
+    expect(await ids(world.alice.token)).toEqual(['server:weather', 'server:gone', 'server:filtered']);
+    expect(await ids(world.bob.token)).toEqual(['server:filtered']);
+    const entry = ((await world.api.get('/api/v1/tools/', { token: world.alice.token })).body as any[])[0];
+    expect(entry).toMatchObject({ id: 'server:weather', user_id: 'server:weather', name: 'Server weather', meta: { description: '' }, user: null });
+  });
+
   it("offers the server's operations and runs the calls against it with the connection's key", async () => {
     world.model.script = callingScript([
       { name: 'get_weather', arguments: { city: 'Paris & Co', unit: 'c' } },
