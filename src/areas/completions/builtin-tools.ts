@@ -1,7 +1,8 @@
 import type { AccessService } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { SettingsStore } from '../../config/settings.js';
-import { type Json, isObject } from '../chats/history.js';
+import { type Json, contentText, isObject, messageList } from '../chats/history.js';
+import type { ChatsService } from '../chats/service.js';
 import type { MemoriesService } from '../memories/service.js';
 import type { NotesService } from '../notes/service.js';
 import type { SkillsService } from '../skills/service.js';
@@ -9,7 +10,7 @@ import type { WebService } from '../web/service.js';
 import { errorText } from './generation.js';
 import type { SkillRecord } from '../skills/store.js';
 import { viewSkillFunction } from './skills.js';
-import { type ChatFunction, textOutcome } from './tools.js';
+import { type ChatFunction, type ToolCallExtras, textOutcome } from './tools.js';
 
 /**
  * Built-in tools (utils/tools.get_builtin_tools, tools/builtin.py): functions
@@ -24,6 +25,7 @@ export interface BuiltinDeps {
   memories: MemoriesService;
   notes: NotesService;
   web: WebService;
+  chats: ChatsService;
   settings: SettingsStore;
 }
 
@@ -61,6 +63,7 @@ export async function builtinFunctions(deps: BuiltinDeps, request: BuiltinReques
   const permitted = async (feature: string) => isAdmin(user) || (await deps.access.hasPermission(user, `features.${feature}`));
   const functions: ChatFunction[] = [];
   if (categoryEnabled(model, 'time')) functions.push(currentTimestamp, calculateTimestamp);
+  if (categoryEnabled(model, 'chats')) functions.push(...chatFunctions(deps.chats));
   if (categoryEnabled(model, 'memory') && features.memory && capable(model, 'memory') && (await permitted('memories'))) functions.push(...memoryFunctions(deps.memories));
   if (categoryEnabled(model, 'web_search') && features.web_search && capable(model, 'web_search') && (await deps.web.maySearch(user))) {
     functions.push(...webFunctions(deps.web, deps.settings));
@@ -71,13 +74,19 @@ export async function builtinFunctions(deps: BuiltinDeps, request: BuiltinReques
 }
 
 /** A built-in function: its spec, and a runner whose value becomes JSON (failures as `{error}`, as the reference). */
-function builtin(name: string, description: string, properties: Json, required: string[], run: (args: Json, user: UserRecord) => Promise<unknown>): ChatFunction {
+function builtin(
+  name: string,
+  description: string,
+  properties: Json,
+  required: string[],
+  run: (args: Json, user: UserRecord, extras: ToolCallExtras) => Promise<unknown>,
+): ChatFunction {
   return {
     source: 'builtin',
     spec: { name, description, parameters: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) } },
-    async run(args, user) {
+    async run(args, user, extras) {
       try {
-        const value = await run(args, user);
+        const value = await run(args, user, extras);
         return textOutcome(typeof value === 'string' ? value : JSON.stringify(value));
       } catch (error) {
         return textOutcome(JSON.stringify({ error: errorText(error) }));
@@ -169,6 +178,62 @@ function webFunctions(web: WebService, settings: SettingsStore): ChatFunction[] 
       const page = await web.loadOne(str(args.url));
       return page.text;
     }),
+  ];
+}
+
+// ---- chats -------------------------------------------------------------------------
+
+const timestampFilter = {
+  start_timestamp: { type: 'integer', description: 'Only include chats updated after this Unix timestamp (seconds)' },
+  end_timestamp: { type: 'integer', description: 'Only include chats updated before this Unix timestamp (seconds)' },
+};
+
+function chatFunctions(chats: ChatsService): ChatFunction[] {
+  return [
+    builtin(
+      'search_chats',
+      "Search the user's previous chat conversations by title and message content.\nHelpful for finding details from earlier conversations.",
+      {
+        query: { type: 'string', description: 'The search query to find matching chats' },
+        count: { type: 'integer', description: 'Maximum number of results to return (default: 5)', default: 5 },
+        ...timestampFilter,
+      },
+      ['query'],
+      async (args, user, extras) => {
+        const query = str(args.query);
+        const start = wholeNumber(args.start_timestamp);
+        const end = wholeNumber(args.end_timestamp);
+        const results: Json[] = [];
+        for (const chat of await chats.search(user, query)) {
+          // The chat being answered is not a previous conversation.
+          if (chat.id === extras.metadata?.chat_id) continue;
+          if ((start && chat.updated_at < start) || (end && chat.updated_at > end)) continue;
+          const snippet = chat.snippet ?? (chat.title.toLowerCase().includes(query.toLowerCase()) ? `Title match: ${chat.title}` : '');
+          results.push({ id: chat.id, title: chat.title, snippet, updated_at: chat.updated_at });
+          if (results.length >= count(args.count, 5)) break;
+        }
+        return results;
+      },
+    ),
+    builtin(
+      'view_chat',
+      'Get the full conversation history of a chat by its ID after a relevant\nprevious chat has been identified.',
+      { chat_id: { type: 'string', description: 'The ID of the chat to retrieve' } },
+      ['chat_id'],
+      async (args, user) => {
+        const chat = await chats.own(user, str(args.chat_id)).catch(() => null);
+        if (!chat || chat.user_id !== user.id) return { error: 'Chat not found or access denied' };
+        const history = isObject(chat.chat.history) ? chat.chat.history : {};
+        const branch = messageList((await chats.messages(chat.id)) ?? {}, typeof history.currentId === 'string' ? history.currentId : null);
+        return {
+          id: chat.id,
+          title: chat.title,
+          messages: branch.map((m) => ({ role: m.role ?? '', content: contentText(m) })),
+          updated_at: chat.updated_at,
+          created_at: chat.created_at,
+        };
+      },
+    ),
   ];
 }
 

@@ -14,7 +14,7 @@ let browser: Browser;
 beforeAll(async () => {
   const res = await world.api.post(
     '/api/v1/models/create',
-    { id: 'no-time', base_model_id: 'fake-model', name: 'No time', meta: { builtinTools: { time: false, notes: false } }, params: {} },
+    { id: 'no-time', base_model_id: 'fake-model', name: 'No time', meta: { builtinTools: { time: false, notes: false, chats: false } }, params: {} },
     { token: world.admin.token },
   );
   expect(res.status, res.text).toBe(200);
@@ -39,7 +39,7 @@ async function turn(content: string, extra: Record<string, unknown> = {}) {
   const requests = world.model.chatRequests();
   const first = requests.find((r) => r.messages.some((m: any) => m.role === 'user' && m.content === content) && !r.messages.some((m: any) => m.role === 'tool'));
   const second = requests.find((r) => r.messages.some((m: any) => m.role === 'user' && m.content === content) && r.messages.some((m: any) => m.role === 'tool'));
-  return { names: (first?.tools ?? []).map((t: any) => t.function.name) as string[], results: (second?.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => m.content) as string[] };
+  return { chatId: res.body.chat_id as string, names: (first?.tools ?? []).map((t: any) => t.function.name) as string[], results: (second?.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => m.content) as string[] };
 }
 
 describe('built-in tools', () => {
@@ -50,7 +50,7 @@ describe('built-in tools', () => {
     ]);
     const before = Math.floor(Date.now() / 1000);
     const { names, results } = await turn('what was the date a month, a week and a day ago?');
-    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'search_notes', 'view_note', 'write_note']);
+    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'search_chats', 'view_chat', 'search_notes', 'view_note', 'write_note']);
     const calculated = JSON.parse(results[0]);
     expect(calculated.current_timestamp).toBeGreaterThanOrEqual(before);
     const expected = new Date(calculated.current_timestamp * 1000 - 8 * 86_400_000);
@@ -86,6 +86,26 @@ describe('built-in tools', () => {
     expect(JSON.parse(results[0])).toEqual([expect.objectContaining({ id, title: 'Groceries', snippet: 'Buy green tea and rice' })]);
     expect(JSON.parse(results[1])).toEqual({ id, title: 'Groceries', content: 'Buy green tea and rice' });
     expect(JSON.parse(results[2])).toEqual({ error: 'Note not found' });
+  }, 30000);
+
+  it('search_chats finds earlier conversations (not the current one) and view_chat reads one', async () => {
+    world.model.script = defaultScript;
+    const earlier = await turn('planning a trip to Lisbon in spring');
+    expect(earlier.names).toContain('search_chats');
+    const lisbon = { id: earlier.chatId };
+    world.model.script = callingScript([
+      { name: 'search_chats', arguments: { query: 'lisbon' } },
+      { name: 'view_chat', arguments: { chat_id: lisbon.id } },
+      { name: 'view_chat', arguments: { chat_id: 'not-a-chat' } },
+    ]);
+    const { results } = await turn('what did we say about lisbon?');
+    const found = JSON.parse(results[0]);
+    expect(found.map((c: any) => c.id)).toContain(lisbon.id);
+    expect(found.every((c: any) => typeof c.snippet === 'string')).toBe(true);
+    const viewed = JSON.parse(results[1]);
+    expect(viewed.messages[0]).toEqual({ role: 'user', content: 'planning a trip to Lisbon in spring' });
+    expect(viewed.messages[1].role).toBe('assistant');
+    expect(JSON.parse(results[2])).toEqual({ error: 'Chat not found or access denied' });
   }, 30000);
 
   it('memory tools come with features.memory, and store and find the memories', async () => {

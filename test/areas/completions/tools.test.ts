@@ -98,9 +98,11 @@ describe('tool calling', () => {
       ['function', 'add'],
       ['function', 'fail'],
       ['function', 'other_add'],
-      // A web client's answer also gets the built-in tools (builtin-tools.ts): time and notes here.
+      // A web client's answer also gets the built-in tools (builtin-tools.ts): time, chats and notes here.
       ['function', 'get_current_timestamp'],
       ['function', 'calculate_timestamp'],
+      ['function', 'search_chats'],
+      ['function', 'view_chat'],
       ['function', 'search_notes'],
       ['function', 'view_note'],
       ['function', 'write_note'],
