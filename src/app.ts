@@ -215,7 +215,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
   tools.connectServers(toolServers);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, skills, access, toolServers, tasks, realtime, memories, notes, attachments, web });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, skills, access, toolServers, tasks, realtime, memories, notes, knowledge, retrieval, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };

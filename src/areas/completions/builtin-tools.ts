@@ -3,6 +3,8 @@ import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { SettingsStore } from '../../config/settings.js';
 import { type Json, contentText, isObject, messageList } from '../chats/history.js';
 import type { ChatsService } from '../chats/service.js';
+import type { RetrievalService } from '../../core/retrieval/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
 import type { MemoriesService } from '../memories/service.js';
 import type { NotesService } from '../notes/service.js';
 import type { SkillsService } from '../skills/service.js';
@@ -26,6 +28,8 @@ export interface BuiltinDeps {
   notes: NotesService;
   web: WebService;
   chats: ChatsService;
+  knowledge: KnowledgeService;
+  retrieval: RetrievalService;
   settings: SettingsStore;
 }
 
@@ -63,6 +67,7 @@ export async function builtinFunctions(deps: BuiltinDeps, request: BuiltinReques
   const permitted = async (feature: string) => isAdmin(user) || (await deps.access.hasPermission(user, `features.${feature}`));
   const functions: ChatFunction[] = [];
   if (categoryEnabled(model, 'time')) functions.push(currentTimestamp, calculateTimestamp);
+  if (categoryEnabled(model, 'knowledge')) functions.push(...knowledgeFunctions(deps.knowledge, deps.retrieval, modelKnowledge(model)));
   if (categoryEnabled(model, 'chats')) functions.push(...chatFunctions(deps.chats));
   if (categoryEnabled(model, 'memory') && features.memory && capable(model, 'memory') && (await permitted('memories'))) functions.push(...memoryFunctions(deps.memories));
   if (categoryEnabled(model, 'web_search') && features.web_search && capable(model, 'web_search') && (await deps.web.maySearch(user))) {
@@ -178,6 +183,72 @@ function webFunctions(web: WebService, settings: SettingsStore): ChatFunction[] 
       const page = await web.loadOne(str(args.url));
       return page.text;
     }),
+  ];
+}
+
+// ---- knowledge -------------------------------------------------------------------------
+
+/** The model's attached knowledge (`meta.knowledge`): its knowledge bases' ids. */
+function modelKnowledge(model: Json): string[] | null {
+  const items = modelMeta(model).knowledge;
+  if (!Array.isArray(items) || items.length === 0) return null;
+  return items.filter(isObject).flatMap((item) => (item.type === 'collection' || (item.type === undefined && typeof item.id === 'string') ? [String(item.id)] : []));
+}
+
+/**
+ * Without attached knowledge the model browses the user's knowledge bases and queries them; with it,
+ * it queries only those (get_builtin_tools without ENABLE_KB_EXEC). Attached files and notes, and
+ * external knowledge bases, are not searched by the tool.
+ */
+function knowledgeFunctions(knowledge: KnowledgeService, retrieval: RetrievalService, attached: string[] | null): ChatFunction[] {
+  const listed = async (user: UserRecord, query: string, skip: number, limit: number) =>
+    (await knowledge.search(user, { query })).items.slice(skip, skip + limit).map((k) => ({ id: k.id, name: k.name, description: k.description || '', file_count: k.file_count, updated_at: k.updated_at }));
+  const query = builtin(
+    'query_knowledge_files',
+    'Search knowledge base files using semantic/vector search. Searches across collections (KBs),\nindividual files, and notes that the user has access to.\nHelpful for internal documentation, uploaded knowledge, and attached model knowledge.',
+    {
+      query: { type: 'string', description: 'The search query to find semantically relevant content' },
+      ...(attached ? {} : { knowledge_ids: { type: 'array', items: { type: 'string' }, description: 'Optional list of KB ids to limit search to specific knowledge bases' } }),
+      count: { type: 'integer', description: 'Maximum number of results to return (default: 5)', default: 5 },
+    },
+    ['query'],
+    async (args, user) => {
+      const named = Array.isArray(args.knowledge_ids) ? args.knowledge_ids.map(String) : typeof args.knowledge_ids === 'string' && args.knowledge_ids ? [args.knowledge_ids] : [];
+      const ids = attached ?? (named.length > 0 ? named : (await knowledge.search(user, {})).items.map((k) => k.id));
+      const collections = await knowledge.knowledgeCollectionsFor(user, ids);
+      const chunks = await retrieval.query(collections, [str(args.query)], { k: count(args.count, 5) });
+      return chunks.slice(0, count(args.count, 5)).map((chunk) => ({
+        content: chunk.text,
+        source: chunk.metadata.source ?? chunk.metadata.name ?? 'Unknown',
+        file_id: chunk.metadata.file_id ?? '',
+        distance: chunk.score,
+      }));
+    },
+  );
+  if (attached) return [query];
+  return [
+    builtin(
+      'list_knowledge_bases',
+      "List the user's accessible knowledge bases so a relevant internal source\ncan be chosen.",
+      {
+        count: { type: 'integer', description: 'Maximum number of KBs to return (default: 10)', default: 10 },
+        skip: { type: 'integer', description: 'Number of results to skip for pagination (default: 0)', default: 0 },
+      },
+      [],
+      (args, user) => listed(user, '', Math.max(0, wholeNumber(args.skip)), count(args.count, 10)),
+    ),
+    builtin(
+      'search_knowledge_bases',
+      "Search the user's accessible knowledge bases by name and description to find\na relevant internal source.",
+      {
+        query: { type: 'string', description: 'The search query to find matching knowledge bases' },
+        count: { type: 'integer', description: 'Maximum number of results to return (default: 5)', default: 5 },
+        skip: { type: 'integer', description: 'Number of results to skip for pagination (default: 0)', default: 0 },
+      },
+      ['query'],
+      (args, user) => listed(user, str(args.query), Math.max(0, wholeNumber(args.skip)), count(args.count, 5)),
+    ),
+    query,
   ];
 }
 

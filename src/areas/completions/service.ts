@@ -21,6 +21,8 @@ import { MessageEvents } from './events.js';
 import { memoryContext, withoutMemoryContext } from './memory.js';
 import type { MemoriesService } from '../memories/service.js';
 import type { NotesService } from '../notes/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
+import type { RetrievalService } from '../../core/retrieval/service.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
@@ -126,6 +128,8 @@ export class ChatPipeline {
       realtime: Realtime;
       memories: MemoriesService;
       notes: NotesService;
+      knowledge: KnowledgeService;
+      retrieval: RetrievalService;
       attachments: ChatAttachments;
       web: WebService;
     },

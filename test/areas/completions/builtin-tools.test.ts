@@ -14,7 +14,7 @@ let browser: Browser;
 beforeAll(async () => {
   const res = await world.api.post(
     '/api/v1/models/create',
-    { id: 'no-time', base_model_id: 'fake-model', name: 'No time', meta: { builtinTools: { time: false, notes: false, chats: false } }, params: {} },
+    { id: 'no-time', base_model_id: 'fake-model', name: 'No time', meta: { builtinTools: { time: false, notes: false, chats: false, knowledge: false } }, params: {} },
     { token: world.admin.token },
   );
   expect(res.status, res.text).toBe(200);
@@ -50,7 +50,7 @@ describe('built-in tools', () => {
     ]);
     const before = Math.floor(Date.now() / 1000);
     const { names, results } = await turn('what was the date a month, a week and a day ago?');
-    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'search_chats', 'view_chat', 'search_notes', 'view_note', 'write_note']);
+    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'list_knowledge_bases', 'search_knowledge_bases', 'query_knowledge_files', 'search_chats', 'view_chat', 'search_notes', 'view_note', 'write_note']);
     const calculated = JSON.parse(results[0]);
     expect(calculated.current_timestamp).toBeGreaterThanOrEqual(before);
     const expected = new Date(calculated.current_timestamp * 1000 - 8 * 86_400_000);
@@ -106,6 +106,34 @@ describe('built-in tools', () => {
     expect(viewed.messages[0]).toEqual({ role: 'user', content: 'planning a trip to Lisbon in spring' });
     expect(viewed.messages[1].role).toBe('assistant');
     expect(JSON.parse(results[2])).toEqual({ error: 'Chat not found or access denied' });
+  }, 30000);
+
+  it('knowledge: lists, searches and queries the knowledge bases the user may read', async () => {
+    const alice = await world.record(world.alice);
+    const mine = await world.api.post('/api/v1/knowledge/create', { name: 'Handbook', description: 'Office rules' }, { token: world.admin.token });
+    expect(mine.status, mine.text).toBe(200);
+    await world.api.post(`/api/v1/knowledge/${mine.body.id}/access/update`, { access_grants: [{ principal_type: 'user', principal_id: alice.id, permission: 'read' }] }, { token: world.admin.token });
+    const hidden = await world.api.post('/api/v1/knowledge/create', { name: 'Secret plans', description: 'Not for Alice' }, { token: world.admin.token });
+    const admin = await world.record(world.admin);
+    for (const [base, text] of [
+      [mine.body.id, 'Holidays are booked in the staff portal.'],
+      [hidden.body.id, 'Holidays are secretly cancelled.'],
+    ]) {
+      const file = await world.server.parley.services.files.upload(admin, { filename: 'f.txt', content: Buffer.from(text), contentType: 'text/plain', process: false });
+      expect((await world.api.post(`/api/v1/files/${file.id}/data/content/update`, { content: text }, { token: world.admin.token })).status).toBe(200);
+      expect((await world.api.post(`/api/v1/knowledge/${base}/file/add`, { file_id: file.id }, { token: world.admin.token })).status).toBe(200);
+    }
+    world.model.script = callingScript([
+      { name: 'list_knowledge_bases', arguments: {} },
+      { name: 'search_knowledge_bases', arguments: { query: 'rules' } },
+      { name: 'query_knowledge_files', arguments: { query: 'holidays booked' } },
+    ]);
+    const { results } = await turn('how do I book holidays?');
+    expect(JSON.parse(results[0])).toEqual([{ id: mine.body.id, name: 'Handbook', description: 'Office rules', file_count: 1, updated_at: expect.any(Number) }]);
+    expect(JSON.parse(results[1]).map((k: any) => k.id)).toEqual([mine.body.id]);
+    const chunks = JSON.parse(results[2]);
+    expect(chunks.map((c: any) => c.content)).toEqual(['Holidays are booked in the staff portal.']);
+    expect(chunks[0]).toMatchObject({ source: 'f.txt', file_id: expect.any(String) });
   }, 30000);
 
   it('memory tools come with features.memory, and store and find the memories', async () => {

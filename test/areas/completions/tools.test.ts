@@ -98,9 +98,12 @@ describe('tool calling', () => {
       ['function', 'add'],
       ['function', 'fail'],
       ['function', 'other_add'],
-      // A web client's answer also gets the built-in tools (builtin-tools.ts): time, chats and notes here.
+      // A web client's answer also gets the built-in tools (builtin-tools.ts): time, knowledge, chats and notes here.
       ['function', 'get_current_timestamp'],
       ['function', 'calculate_timestamp'],
+      ['function', 'list_knowledge_bases'],
+      ['function', 'search_knowledge_bases'],
+      ['function', 'query_knowledge_files'],
       ['function', 'search_chats'],
       ['function', 'view_chat'],
       ['function', 'search_notes'],
