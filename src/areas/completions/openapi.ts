@@ -20,12 +20,14 @@ function resolveSchema(schema: unknown, components: Json, seen = new Set<string>
     return resolveSchema(target, components, seen);
   }
   const resolved: Json = structuredClone(schema);
+  // Unlike the reference, nested schemas keep the references of their path, so a schema that
+  // contains itself (a hostile or recursive document) ends instead of recursing without end.
   if (isObject(resolved.properties)) {
-    for (const [key, value] of Object.entries(resolved.properties)) resolved.properties[key] = resolveSchema(value, components);
+    for (const [key, value] of Object.entries(resolved.properties)) resolved.properties[key] = resolveSchema(value, components, new Set(seen));
   }
-  if (resolved.items !== undefined) resolved.items = resolveSchema(resolved.items, components);
+  if (resolved.items !== undefined) resolved.items = resolveSchema(resolved.items, components, new Set(seen));
   for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
-    if (Array.isArray(resolved[keyword])) resolved[keyword] = (resolved[keyword] as unknown[]).map((inner) => resolveSchema(inner, components, seen));
+    if (Array.isArray(resolved[keyword])) resolved[keyword] = (resolved[keyword] as unknown[]).map((inner) => resolveSchema(inner, components, new Set(seen)));
   }
   return resolved;
 }

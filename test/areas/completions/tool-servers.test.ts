@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultScript, fakeModel, isTaskPrompt } from '../../helpers/fake-model.js';
 import { TOOL_SERVER_DOCUMENT, type FakeToolServer, startFakeToolServer } from '../../helpers/fake-tool-server.js';
+import { openApiToolSpecs } from '../../../src/areas/completions/openapi.js';
 import { closedPortUrl } from '../../helpers/server.js';
 import { useServer } from '../../helpers/world.js';
 import { type Browser, openBrowser, outputText, webRequest } from './setup.js';
@@ -116,6 +117,15 @@ describe('configured OpenAPI tool servers', () => {
     expect(words(res.body.choices[0].message.content)).toBe(
       words(`${JSON.stringify({ city: 'Paris & Co', unit: 'c', temperature: 21 }, null, 2)}\n---\n${JSON.stringify({ results: [{ stored: { title: 'Hi', tags: ['a'] } }] }, null, 2)}`),
     );
+  });
+
+  it('turns a self-referencing schema into a finite spec', () => {
+    const doc = {
+      paths: { '/tree': { post: { operationId: 'plant', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } },
+      components: { schemas: { Node: { type: 'object', properties: { name: { type: 'string' }, child: { $ref: '#/components/schemas/Node' }, kids: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } } },
+    };
+    const [spec] = openApiToolSpecs(doc);
+    expect(spec.parameters).toEqual({ type: 'object', properties: { name: { type: 'string' }, child: {}, kids: { type: 'array', items: {} } }, required: [] });
   });
 
   it('applies the function filter, and offers nothing to a user without access', async () => {
