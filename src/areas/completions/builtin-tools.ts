@@ -130,6 +130,39 @@ function memoryFunctions(memories: MemoriesService): ChatFunction[] {
       },
     ),
     builtin(
+      'list_memory_paths',
+      'List saved memory paths to find existing memory groups before writing or moving memories.',
+      {
+        query: { type: 'string', description: 'Optional query to filter memory paths or contents', default: '' },
+        count: { type: 'integer', description: 'Maximum number of paths to return', default: 100 },
+        type: { type: 'string', description: '"user", "context", or "all"', default: 'all' },
+      },
+      [],
+      (args, user) => memories.paths(user, { query: optionalStr(args.query), type: memoryType(args.type), limit: count(args.count, 100) }),
+    ),
+    builtin(
+      'read_memory_path',
+      'Read saved memories at a memory path, including nearby parent and child paths.',
+      {
+        path: { type: 'string', description: 'Memory path to read' },
+        count: { type: 'integer', description: 'Maximum number of memories to return', default: 50 },
+        type: { type: 'string', description: '"user", "context", or "all"', default: 'all' },
+        include_children: { type: 'boolean', description: 'Include memories under child paths', default: true },
+      },
+      ['path'],
+      (args, user) => memories.path(user, { path: str(args.path), type: memoryType(args.type), include_children: args.include_children !== false, limit: count(args.count, 50) }),
+    ),
+    builtin('list_memories', 'List all stored memories for the user, including IDs and timestamps.', {}, [], async (_args, user) =>
+      (await memories.list(user)).map((m) => ({ id: m.id, type: m.type, path: m.path, content: m.content, created_at: day(m.created_at), updated_at: day(m.updated_at) })),
+    ),
+    builtin(
+      'update_memory',
+      'Apply a batch of memory changes after learning enduring information.\n\nOperation shapes:\n- {"action": "add", "content": "...", "type": "user"|"context", "path": "..."}\n- {"action": "replace", "id": "...", "content": "...", "type": "user"|"context", "path": "..."}\n- {"action": "move", "id": "...", "path": "..."}\n- {"action": "remove", "id": "..."}',
+      { operations: { type: 'array', items: { type: 'object' }, description: 'Memory operations to apply in one request' } },
+      ['operations'],
+      async (args, user) => ({ results: await memories.applyOperations(user, { operations: Array.isArray(args.operations) ? (args.operations as never) : [], source: 'tool' }) }),
+    ),
+    builtin(
       'add_memory',
       'Save enduring information that can improve future chats.\n\nSave stable preferences, goals, projects, relationships, habits, and standing instructions.\nDo not save one-off activity, meals, routine daily events, temporary mood, or other short-lived details\nunless the user explicitly asks you to remember them.',
       {
@@ -143,15 +176,21 @@ function memoryFunctions(memories: MemoriesService): ChatFunction[] {
         return { status: 'success', id: memory.id, type: memory.type, path: memory.path };
       },
     ),
-    builtin('list_memories', 'List all stored memories for the user, including IDs and timestamps.', {}, [], async (_args, user) =>
-      (await memories.list(user)).map((m) => ({ id: m.id, type: m.type, path: m.path, content: m.content, created_at: day(m.created_at), updated_at: day(m.updated_at) })),
-    ),
     builtin(
-      'update_memory',
-      'Apply a batch of memory changes after learning enduring information.\n\nOperation shapes:\n- {"action": "add", "content": "...", "type": "user"|"context", "path": "..."}\n- {"action": "replace", "id": "...", "content": "...", "type": "user"|"context", "path": "..."}\n- {"action": "move", "id": "...", "path": "..."}\n- {"action": "remove", "id": "..."}',
-      { operations: { type: 'array', items: { type: 'object' }, description: 'Memory operations to apply in one request' } },
-      ['operations'],
-      async (args, user) => ({ results: await memories.applyOperations(user, { operations: Array.isArray(args.operations) ? (args.operations as never) : [], source: 'tool' }) }),
+      'replace_memory_content',
+      'Update an existing saved memory by its ID when its content needs correction.',
+      {
+        memory_id: { type: 'string', description: 'The ID of the memory to update' },
+        content: { type: 'string', description: 'The new content for the memory' },
+        type: { type: 'string', description: 'Optional "user" or "context" type for the updated memory' },
+        path: { type: 'string', description: 'Optional stable memory address for grouping related memories' },
+      },
+      ['memory_id', 'content'],
+      async (args, user) => {
+        const type = args.type === 'user' || args.type === 'context' ? args.type : null;
+        const memory = await memories.update(user, str(args.memory_id), { content: str(args.content), type, ...(typeof args.path === 'string' ? { path: args.path } : {}) });
+        return { status: 'success', id: memory.id, type: memory.type, path: memory.path, content: memory.content };
+      },
     ),
     builtin('delete_memory', 'Delete a saved memory by its ID.', { memory_id: { type: 'string', description: 'The ID of the memory to delete' } }, ['memory_id'], async (args, user) => {
       await memories.delete(user, str(args.memory_id));

@@ -139,9 +139,26 @@ describe('built-in tools', () => {
   it('memory tools come with features.memory, and store and find the memories', async () => {
     world.model.script = callingScript([{ name: 'add_memory', arguments: { content: 'Prefers green tea', type: 'user', path: 'food' } }]);
     const added = await turn('remember I like green tea', { features: { memory: true } });
-    expect(added.names).toEqual(expect.arrayContaining(['search_memories', 'add_memory', 'list_memories', 'update_memory', 'delete_memory']));
+    expect(added.names.filter((n) => n.includes('memor'))).toEqual([
+      'search_memories',
+      'list_memory_paths',
+      'read_memory_path',
+      'list_memories',
+      'update_memory',
+      'add_memory',
+      'replace_memory_content',
+      'delete_memory',
+    ]);
     const memory = JSON.parse(added.results[0]);
     expect(memory).toMatchObject({ status: 'success', type: 'user', path: 'food' });
+
+    world.model.script = callingScript([
+      { name: 'replace_memory_content', arguments: { memory_id: memory.id, content: 'Prefers green tea, no sugar' } },
+      { name: 'read_memory_path', arguments: { path: 'food' } },
+    ]);
+    const replaced = await turn('no sugar please', { features: { memory: true } });
+    expect(JSON.parse(replaced.results[0])).toMatchObject({ status: 'success', id: memory.id, content: 'Prefers green tea, no sugar', path: 'food' });
+    expect(JSON.stringify(JSON.parse(replaced.results[1]))).toContain('Prefers green tea, no sugar');
 
     world.model.script = callingScript([
       { name: 'search_memories', arguments: { query: 'tea' } },
@@ -149,7 +166,7 @@ describe('built-in tools', () => {
       { name: 'list_memories', arguments: {} },
     ]);
     const { results } = await turn('what do I drink?', { features: { memory: true } });
-    expect(JSON.parse(results[0])).toEqual([expect.objectContaining({ id: memory.id, content: 'Prefers green tea', type: 'user' })]);
+    expect(JSON.parse(results[0])).toEqual([expect.objectContaining({ id: memory.id, content: 'Prefers green tea, no sugar', type: 'user' })]);
     expect(JSON.parse(results[1])).toEqual({ status: 'success', message: `Memory ${memory.id} deleted` });
     expect(JSON.parse(results[2])).toEqual([]);
     const { names } = await turn('no memory feature');
