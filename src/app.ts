@@ -41,6 +41,7 @@ import { toolsArea } from './areas/tools/routes.js';
 import { functionsArea } from './areas/functions/routes.js';
 import { skillsArea } from './areas/skills/routes.js';
 import { SkillsService } from './areas/skills/service.js';
+import { McpServers } from './areas/completions/mcp.js';
 import { ToolServers } from './areas/completions/tool-servers.js';
 import { ToolsService } from './areas/tools/service.js';
 import { chatsArea } from './areas/chats/routes.js';
@@ -214,8 +215,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
+  const mcpServers = new McpServers(core, toolServers);
   tools.connectServers(toolServers);
-  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, skills, access, toolServers, tasks, realtime, memories, notes, knowledge, retrieval, attachments, web });
+  const pipeline = new ChatPipeline(core, pipelineOptions, { models, completions, chats, tools, skills, access, toolServers, mcpServers, tasks, realtime, memories, notes, knowledge, retrieval, attachments, web });
   connectRealtime({ realtime, users, chats, folders, registry });
   const noteCollaboration = new NoteCollaboration(realtime, notes, logger);
   const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web };

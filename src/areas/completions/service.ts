@@ -27,16 +27,16 @@ import { type GenerationRequest, type GenerationResult, type GenerationSink, err
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
 import { type Source, sourcesEvent, withSources } from './sources.js';
-import { builtinFunctions, usesBuiltinTools } from './builtin-tools.js';
+import { usesBuiltinTools } from './builtin-tools.js';
+import type { McpServers } from './mcp.js';
 import { chatSkills } from './skills.js';
-import { McpServers } from './mcp.js';
 import type { ToolServers } from './tool-servers.js';
+import { chatToolSet } from './tool-set.js';
+import type { ChatTools } from './tools.js';
 import type { AccessService } from '../../core/access/service.js';
-import { ChatTools } from './tools.js';
 import { addWebSearch } from './web-search.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
-import type { SkillRecord } from '../skills/store.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -124,6 +124,7 @@ export class ChatPipeline {
       skills: SkillsService;
       access: AccessService;
       toolServers: ToolServers;
+      mcpServers: McpServers;
       tasks: TasksService;
       realtime: Realtime;
       memories: MemoriesService;
@@ -133,11 +134,7 @@ export class ChatPipeline {
       attachments: ChatAttachments;
       web: WebService;
     },
-  ) {
-    this.mcpServers = new McpServers(core, deps.toolServers);
-  }
-
-  private readonly mcpServers: McpServers;
+  ) {}
 
   private get registry() {
     return this.deps.tasks.registry;
@@ -167,7 +164,9 @@ export class ChatPipeline {
     const builtins = usesBuiltinTools(text(form.session_id), { function_calling: functionCalling }, primary);
     const conversation = await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id)));
     const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
-    const toolSet = clientTools ? null : await this.toolSet(user, form, primary, request, builtins ? skills.viewable : null);
+    const toolSet = clientTools
+      ? null
+      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, builtins: builtins ? skills.viewable : null });
     const job: Job = {
       user,
       form,
@@ -190,29 +189,6 @@ export class ChatPipeline {
     };
     if (job.sessionId && chatId) return this.startTasks(job, targets);
     return this.answer(job, targets[0]);
-  }
-
-  /**
-   * The functions the answer may call: the selected tools, tool servers
-   * (tool-servers.ts) and MCP servers (mcp.ts), and the built-in tools (builtin-tools.ts) when `builtins`
-   * (the skills of the manifest) is given.
-   */
-  private async toolSet(user: UserRecord, form: Json, model: Json, request: RequestInfo, builtins: SkillRecord[] | null) {
-    const warn = (details: object, message: string) => this.core.log.warn(details, message);
-    const servers = await this.deps.toolServers.select({
-      user,
-      toolIds: form.tool_ids,
-      directServers: form.tool_servers,
-      token: request.token,
-      browserCalls: Boolean(text(form.session_id)),
-    });
-    const mcp = await this.mcpServers.select(user, form.tool_ids, request.token);
-    const features = isObject(form.features) ? form.features : {};
-    const builtin = builtins ? await builtinFunctions({ ...this.deps, settings: this.core.settings }, { user, model, features, viewableSkills: builtins }) : [];
-    const tools = ChatTools.of([...(await ChatTools.pluginFunctions(this.deps.tools, user, form.tool_ids, warn)), ...servers.functions, ...mcp.functions, ...builtin]);
-    // The model searches with the built-in tools; the forced search step is for the others (middleware.py: `legacy` only).
-    const searchTools = builtin.some((f) => f.spec.name === 'search_web');
-    return { tools, notices: [...servers.notices, ...mcp.notices], systemPrompts: servers.systemPrompts, searchTools };
   }
 
   /** The user's relevant memories in the system message (memory.ts), when the turn asks for them. */
