@@ -384,6 +384,23 @@ function noteFunctions(notes: NotesService): ChatFunction[] {
         return { status: 'success', id: note.id, title: note.title, created_at: note.created_at };
       },
     ),
+    builtin(
+      'replace_note_content',
+      'Update the markdown content, and optionally the title, of an existing note.',
+      {
+        note_id: { type: 'string', description: 'The ID of the note to update' },
+        content: { type: 'string', description: 'The new markdown content for the note' },
+        title: { type: 'string', description: 'Optional new title for the note' },
+      },
+      ['note_id', 'content'],
+      async (args, user) => {
+        const current = await notes.readable(user, str(args.note_id));
+        if (!current) return { error: 'Note not found' };
+        // The notes service refuses (403/404) a caller without write access.
+        const note = await notes.update(user, current.id, { title: optionalStr(args.title) ?? current.title, data: { content: { md: str(args.content) } } });
+        return { status: 'success', id: note.id, title: note.title, updated_at: note.updated_at };
+      },
+    ),
   ];
 }
 

@@ -50,7 +50,7 @@ describe('built-in tools', () => {
     ]);
     const before = Math.floor(Date.now() / 1000);
     const { names, results } = await turn('what was the date a month, a week and a day ago?');
-    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'list_knowledge_bases', 'search_knowledge_bases', 'query_knowledge_files', 'search_chats', 'view_chat', 'search_notes', 'view_note', 'write_note']);
+    expect(names).toEqual(['get_current_timestamp', 'calculate_timestamp', 'list_knowledge_bases', 'search_knowledge_bases', 'query_knowledge_files', 'search_chats', 'view_chat', 'search_notes', 'view_note', 'write_note', 'replace_note_content']);
     const calculated = JSON.parse(results[0]);
     expect(calculated.current_timestamp).toBeGreaterThanOrEqual(before);
     const expected = new Date(calculated.current_timestamp * 1000 - 8 * 86_400_000);
@@ -86,6 +86,11 @@ describe('built-in tools', () => {
     expect(JSON.parse(results[0])).toEqual([expect.objectContaining({ id, title: 'Groceries', snippet: 'Buy green tea and rice' })]);
     expect(JSON.parse(results[1])).toEqual({ id, title: 'Groceries', content: 'Buy green tea and rice' });
     expect(JSON.parse(results[2])).toEqual({ error: 'Note not found' });
+
+    world.model.script = callingScript([{ name: 'replace_note_content', arguments: { note_id: id, content: 'Buy oolong' } }]);
+    const replaced = await turn('change my groceries');
+    expect(JSON.parse(replaced.results[0])).toMatchObject({ status: 'success', id, title: 'Groceries' });
+    expect((await world.api.get(`/api/v1/notes/${id}`, { token: world.alice.token })).body.data.content.md).toBe('Buy oolong');
   }, 30000);
 
   it('search_chats finds earlier conversations (not the current one) and view_chat reads one', async () => {

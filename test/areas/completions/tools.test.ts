@@ -109,6 +109,7 @@ describe('tool calling', () => {
       ['function', 'search_notes'],
       ['function', 'view_note'],
       ['function', 'write_note'],
+      ['function', 'replace_note_content'],
     ]);
     expect(first.tools[0].function.parameters.properties).toMatchObject({ a: { type: 'integer' }, b: { type: 'integer' } });
     const calls = second.messages.find((m: any) => m.role === 'assistant').tool_calls;
