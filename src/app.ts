@@ -40,6 +40,9 @@ import { PythonHost } from './core/python/host.js';
 import { toolsArea } from './areas/tools/routes.js';
 import { functionsArea } from './areas/functions/routes.js';
 import { skillsArea } from './areas/skills/routes.js';
+import { SkillsService } from './areas/skills/service.js';
+import { McpServers } from './areas/completions/mcp.js';
+import { ToolServers } from './areas/completions/tool-servers.js';
 import { ToolsService } from './areas/tools/service.js';
 import { FunctionsService } from './areas/functions/service.js';
 import { connectEventFunctions, connectPipes } from './areas/functions/connect.js';
@@ -121,6 +124,7 @@ export interface Services {
   pipeline: ChatPipeline;
   files: FilesService;
   prompts: PromptsService;
+  skills: SkillsService;
   notes: NotesService;
   memories: MemoriesService;
   knowledge: KnowledgeService;
@@ -222,6 +226,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   folders.connect(chats);
   const files = new FilesService(core, access, users, models, chats, retrieval);
   const prompts = new PromptsService(core, access, users);
+  const skills = new SkillsService(core, access, users);
   const notes = new NotesService(core, access, users, chats);
   const memories = new MemoriesService(core, access, retrieval);
   const collections = new CollectionsService(core, retrieval, files);
@@ -240,15 +245,24 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const limits = new LimitsService(core);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
+  const toolServers = new ToolServers(core, access);
+  const mcpServers = new McpServers(core, toolServers);
+  tools.connectServers(toolServers);
   const pipeline = new ChatPipeline(core, pipelineOptions, {
     models,
     completions,
     chats,
     tools,
+    skills,
+    toolServers,
+    mcpServers,
     functions: new PipelineFunctions(new ChatFunctions(functions), chats, realtime),
     tasks,
     realtime,
     memories,
+    notes,
+    knowledge,
+    retrieval,
     attachments,
     web,
     access,
@@ -267,7 +281,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());

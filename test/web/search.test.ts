@@ -7,6 +7,8 @@ import { openBrowser, webRequest } from '../areas/completions/setup.js';
 import { type FakeWeb, fakeWeb, startFakeWeb } from './fake-web.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** The web client's answers use the built-in search tools unless function calling is `legacy`, where the search step runs (middleware.py). */
+const LEGACY = { function_calling: 'legacy' };
 const QUERY_TASK = 'determine the necessity of generating search queries';
 
 /** The fake web and a model that writes `{"queries": ["tidal locking facts"]}` when asked for search queries. */
@@ -79,7 +81,7 @@ describe('web search with the page loader and the index', () => {
   it('in a chat: generates the queries, searches, loads and indexes, with the statuses the frontend shows', async () => {
     const browser = await openBrowser(world.server.url, world.admin.token);
     try {
-      const { body, assistantId } = webRequest(browser.socket, { content: 'Why does the moon show one face?', extra: { features: { web_search: true } } });
+      const { body, assistantId } = webRequest(browser.socket, { content: 'Why does the moon show one face?', extra: { features: { web_search: true }, params: LEGACY } });
       const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
       expect(res.status, res.text).toBe(200);
       await browser.next((e) => e.type === 'chat:completion' && e.data?.done === true, 'the answer');
@@ -117,17 +119,47 @@ describe('web search with the page loader and the index', () => {
     }
   });
 
+  it("in a web client's answer: the model searches and fetches with the built-in tools, and no search step runs", async () => {
+    const script = world.model.script;
+    world.model.script = (body) => {
+      if (lastUserText(body?.messages).includes(QUERY_TASK)) return script(body);
+      if (!body.tools) return defaultScript(body);
+      const results = body.messages.filter((m: any) => m.role === 'tool');
+      if (results.length > 0) return { text: 'answered' };
+      return { toolCalls: [{ name: 'search_web', arguments: { query: 'tides', count: 1 } }, { name: 'fetch_url', arguments: { url: `${world.web.url}/pages/serper-1` } }] };
+    };
+    const browser = await openBrowser(world.server.url, world.admin.token);
+    try {
+      const before = world.model.requests.length;
+      const { body, assistantId } = webRequest(browser.socket, { content: 'How do tides work?', extra: { features: { web_search: true }, background_tasks: {} } });
+      const res = await world.api.post('/api/chat/completions', body, { token: world.admin.token });
+      expect(res.status, res.text).toBe(200);
+      await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done === true, 'the answer');
+      const sent = world.model.requests.slice(before);
+      expect(sent.some((r) => lastUserText(r.messages).includes(QUERY_TASK))).toBe(false);
+      expect(sent[0].tools.map((t: any) => t.function.name)).toEqual(expect.arrayContaining(['search_web', 'fetch_url']));
+      const results = sent.at(-1).messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+      expect(JSON.parse(results[0])).toEqual([{ title: expect.any(String), link: `${world.web.url}/pages/serper-1`, snippet: expect.any(String) }]);
+      expect(results[1]).toContain('The serper-1 article explains tidal locking');
+      expect(world.web.seen('/serper').at(-1)!.body).toEqual({ q: 'tides' });
+      expect(browser.received.some((e) => e.message_id === assistantId && e.type === 'status')).toBe(false);
+    } finally {
+      browser.close();
+      world.model.script = script;
+    }
+  });
+
   it('in a chat: the user message is the query when generation is off; a failed search is a status, not a failed answer', async () => {
     await configure({ 'task.query.search.enable': false });
     const browser = await openBrowser(world.server.url, world.admin.token);
     try {
-      const first = webRequest(browser.socket, { content: 'moon faces', extra: { features: { web_search: true } } });
+      const first = webRequest(browser.socket, { content: 'moon faces', extra: { features: { web_search: true }, params: LEGACY } });
       expect((await world.api.post('/api/chat/completions', first.body, { token: world.admin.token })).status).toBe(200);
       await browser.next((e) => e.message_id === first.assistantId && e.type === 'chat:completion' && e.data?.done === true, 'the first answer');
       expect(world.web.seen('/serper').at(-1)!.body).toEqual({ q: 'moon faces' });
 
       await configure({ 'web.search.serper_api_key': '' });
-      const second = webRequest(browser.socket, { content: 'moon faces again', extra: { features: { web_search: true } } });
+      const second = webRequest(browser.socket, { content: 'moon faces again', extra: { features: { web_search: true }, params: LEGACY } });
       expect((await world.api.post('/api/chat/completions', second.body, { token: world.admin.token })).status).toBe(200);
       const done = await browser.next((e) => e.message_id === second.assistantId && e.type === 'chat:completion' && e.data?.done === true, 'the second answer');
       expect(done.data.output).toBeDefined();

@@ -26,14 +26,25 @@ import { codeInterpreterFor, withCodeInterpreterPrompt } from './code-interprete
 import { type TagPair, reasoningTags } from './reasoning.js';
 import type { PipelineFunctions } from './functions.js';
 import type { FunctionRecord } from '../functions/store.js';
-import { type MemoryRecall, memoryContext, withoutMemoryContext } from './memory.js';
+import { memoryContext, withoutMemoryContext } from './memory.js';
+import type { MemoriesService } from '../memories/service.js';
+import type { NotesService } from '../notes/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
+import type { RetrievalService } from '../../core/retrieval/service.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
 import { type Source, sourcesEvent, withSources } from './sources.js';
-import { ChatTools } from './tools.js';
+import { usesBuiltinTools } from './builtin-tools.js';
+import type { McpServers } from './mcp.js';
+import { chatSkills } from './skills.js';
+import type { ToolServers } from './tool-servers.js';
+import { chatToolSet } from './tool-set.js';
+import type { ChatTools } from './tools.js';
+import type { AccessService } from '../../core/access/service.js';
 import { addWebSearch } from './web-search.js';
 import type { WebService } from '../web/service.js';
+import type { SkillsService } from '../skills/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -94,6 +105,10 @@ interface Job {
   webSearch?: Promise<void>;
   /** The filter functions of the request's model, in order (inlet, stream and outlet run them). */
   filters: FunctionRecord[];
+  /** Status descriptions for tool servers that were skipped, shown when the answer starts. */
+  toolNotices: string[];
+  /** The model has the built-in web search tools, so `features.web_search` runs no search step. */
+  searchTools: boolean;
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -119,13 +134,19 @@ export class ChatPipeline {
       chats: ChatsService;
       tools: ToolsService;
       functions: PipelineFunctions;
+      skills: SkillsService;
+      access: AccessService;
+      toolServers: ToolServers;
+      mcpServers: McpServers;
       tasks: TasksService;
       realtime: Realtime;
-      access: AccessService;
       python: PythonHost;
       files: FilesService;
       limits: LimitsService;
-      memories: MemoryRecall;
+      memories: MemoriesService;
+      notes: NotesService;
+      knowledge: KnowledgeService;
+      retrieval: RetrievalService;
       attachments: ChatAttachments;
       web: WebService;
     },
@@ -145,7 +166,7 @@ export class ChatPipeline {
     const modelId = text(form.model) ?? '';
     const lookup = this.context(user, request, request.signal);
     const primary = await this.resolveModel(user, modelId, lookup);
-    const { params, stream, deltaChunkSize, reasoningTags } = await this.parameters(modelId, form);
+    const { params, stream, deltaChunkSize, reasoningTags, functionCalling } = await this.parameters(modelId, form);
     const targets = await this.targets(user, form, primary, lookup);
     // Usage budgets: one request per answer, refused (429) before anything is stored or asked.
     await this.deps.limits.admit(user, targets.length);
@@ -158,6 +179,12 @@ export class ChatPipeline {
     else if (isSavedChatId(chatId)) await this.recordTurn(user, chatId, form, targets, userMessage);
 
     const clientTools = Array.isArray(form.tools) ? form.tools : null;
+    const builtins = usesBuiltinTools(text(form.session_id), { function_calling: functionCalling }, primary);
+    const conversation = await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id)));
+    const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
+    const toolSet = clientTools
+      ? null
+      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, builtins: builtins ? skills.viewable : null });
     const job: Job = {
       user,
       form,
@@ -167,13 +194,15 @@ export class ChatPipeline {
       userMessageId: text(userMessage?.id),
       isNewChat,
       background: isObject(form.background_tasks) ? form.background_tasks : null,
-      messages: await this.withMemories(user, form, primary, await this.conversation(form, chatId, text(userMessage?.id))),
+      messages: (toolSet?.systemPrompts ?? []).reduce(withSystemText, skills.messages),
       params,
       stream,
       includeUsage: isObject(form.stream_options) && form.stream_options.include_usage === true,
       deltaChunkSize,
       reasoningTags,
-      tools: clientTools ? null : await ChatTools.select(this.deps.tools, user, form.tool_ids, (details, message) => this.core.log.warn(details, message)),
+      tools: toolSet?.tools ?? null,
+      toolNotices: toolSet?.notices ?? [],
+      searchTools: toolSet?.searchTools ?? false,
       clientTools,
       request,
       filters: await this.deps.functions.filters(primary, form.filter_ids),
@@ -263,7 +292,7 @@ export class ChatPipeline {
    * The request's parameters over the model's over the global defaults
    * (`models.default_params`); `stream_response` of the model decides streaming.
    */
-  private async parameters(modelId: string, form: Json): Promise<{ params: Json; stream: boolean; deltaChunkSize: number; reasoningTags: TagPair[] }> {
+  private async parameters(modelId: string, form: Json): Promise<{ params: Json; stream: boolean; deltaChunkSize: number; reasoningTags: TagPair[]; functionCalling: unknown }> {
     const info = await this.deps.models.byId(modelId);
     const defaults = this.core.settings.get<Json | null>('models.default_params') ?? {};
     const modelParams: Json = { ...defaults, ...(info?.params ?? {}) };
@@ -276,6 +305,7 @@ export class ChatPipeline {
       stream,
       deltaChunkSize: Math.max(this.options.streamDeltaChunkSize, Number.isFinite(chunk) ? Math.trunc(chunk) : 1),
       reasoningTags: reasoningTags(merged),
+      functionCalling: merged.function_calling,
     };
   }
 
@@ -474,6 +504,7 @@ export class ChatPipeline {
         events.send('chat:completion', { selected_model_id: model.id });
         if (saved) await chats.upsertMessage(job.chatId, messageId, { selectedModelId: model.id }, { touch: false });
       }
+      for (const description of job.toolNotices) await events.status({ description, done: true });
       await this.webSearch(job, model, context, events);
       const { messages } = await this.attach(job, model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
@@ -509,7 +540,7 @@ export class ChatPipeline {
 
   /** `features.web_search` (web-search.ts): the search's pages join the request's files before the answer is asked for. */
   private webSearch(job: Job, model: Json, context: CallContext, events: MessageEvents | null): Promise<void> {
-    if (!isObject(job.form.features) || !job.form.features.web_search) return Promise.resolve();
+    if (!isObject(job.form.features) || !job.form.features.web_search || job.searchTools) return Promise.resolve();
     return (job.webSearch ??= (async () => {
       const files = Array.isArray(job.form.files) ? job.form.files.filter(isObject) : [];
       const status = events ? (data: Json) => events.fromTool({ type: 'status', data }) : null;
@@ -599,6 +630,7 @@ export class ChatPipeline {
         },
         eventEmitter: events ? (event) => events.fromTool(event) : undefined,
         eventCall,
+        signal: context.signal,
         extras: { __messages__: messages, __files__: form.files ?? [], __chat_id__: chatId || null, __message_id__: messageId, __model__: model },
       }),
     };
@@ -699,6 +731,7 @@ export class ChatPipeline {
     const model = target.model.owned_by === 'arena' ? await this.arenaPick(job.user, target.model, context) : target.model;
     const storedAnswer = isSavedChatId(job.chatId) && target.messageId !== null;
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
+    for (const description of events ? job.toolNotices : []) await events!.status({ description, done: true });
     await this.webSearch(job, model, context, events);
     const { messages, sources } = await this.attach(job, model, context, events);
     // Relayed as the provider answered unless something must read the answer: tools, a stored message, stream filters.

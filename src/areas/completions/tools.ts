@@ -5,16 +5,20 @@ import { type Json, isObject } from '../chats/history.js';
 import type { ToolsService } from '../tools/service.js';
 
 /**
- * The functions of the tools a chat request selected (`tool_ids`), offered to
- * the model as native function specs and run through the plugin host when it
- * calls them (utils/tools.get_tools, utils/middleware native function calling).
- * Unlike the reference, a function whose name another selected tool already
- * uses is offered under `<tool_id>_<name>`, so every function can be called.
+ * The functions a chat answer may call, offered to the model as native function
+ * specs (utils/tools.get_tools, utils/middleware native function calling). They
+ * come from several sources: the stored Python tools the request selected
+ * (`tool_ids`), tool servers (tool-servers.ts) and built-in tools
+ * (builtin-tools.ts); each source gives named functions with a spec and a runner.
+ * Unlike the reference, a function whose name another already uses is offered
+ * under `<source>_<name>`, so every function can be called.
  */
-interface ToolFunction {
-  toolId: string;
-  functionName: string;
+export interface ChatFunction {
+  /** Where it comes from (a tool id, `server:<id>`, `builtin`): the prefix on a name clash. */
+  source: string;
+  /** OpenAI-style function spec (`name`, `description`, `parameters`). */
   spec: Json;
+  run(args: Json, user: UserRecord, extras: ToolCallExtras): Promise<ToolCallOutcome>;
 }
 
 /** What the model is shown for one call, and what the frontend may display with it. */
@@ -26,24 +30,39 @@ export interface ToolCallOutcome {
   embeds: string[];
 }
 
-export type ToolCallExtras = Pick<ToolCallContext, 'metadata' | 'eventEmitter' | 'eventCall' | 'extras' | 'request'>;
+export type ToolCallExtras = Pick<ToolCallContext, 'metadata' | 'eventEmitter' | 'eventCall' | 'extras' | 'request'> & { signal?: AbortSignal };
+
+export const textOutcome = (text: string): ToolCallOutcome => ({ text, images: [], files: [], embeds: [] });
 
 /** The id without the `|fn1,fn2` suffix the frontend may add. */
 const baseId = (toolId: string) => toolId.split('|')[0];
 
 export class ChatTools {
-  private constructor(
-    private readonly tools: ToolsService,
-    private readonly functions: Map<string, ToolFunction>,
-  ) {}
+  private readonly functions = new Map<string, ChatFunction>();
+
+  /** The sources' functions under unique names; null when there are none. */
+  static of(functions: ChatFunction[]): ChatTools | null {
+    if (functions.length === 0) return null;
+    const tools = new ChatTools();
+    for (const fn of functions) tools.add(fn);
+    return tools;
+  }
+
+  private add(fn: ChatFunction): void {
+    const functionName = typeof fn.spec.name === 'string' ? fn.spec.name : '';
+    if (!functionName) return;
+    let name = this.functions.has(functionName) ? `${fn.source}_${functionName}` : functionName;
+    for (let n = 2; this.functions.has(name); n++) name = `${fn.source}_${functionName}_${n}`;
+    this.functions.set(name, { ...fn, spec: { ...fn.spec, name } });
+  }
 
   /**
-   * The user's readable tools among `toolIds` (others, tool servers and MCP ids
-   * are skipped) with their stored specs. Null when none remains.
+   * The functions of the user's readable tools among `toolIds` (others, and
+   * tool server ids, are skipped) with their stored specs.
    */
-  static async select(tools: ToolsService, user: UserRecord, toolIds: unknown, warn: (details: object, message: string) => void): Promise<ChatTools | null> {
-    if (!Array.isArray(toolIds)) return null;
-    const functions = new Map<string, ToolFunction>();
+  static async pluginFunctions(tools: ToolsService, user: UserRecord, toolIds: unknown, warn: (details: object, message: string) => void): Promise<ChatFunction[]> {
+    if (!Array.isArray(toolIds)) return [];
+    const functions: ChatFunction[] = [];
     for (const raw of new Set(toolIds.filter((id): id is string => typeof id === 'string').map(baseId))) {
       if (!raw || raw.startsWith('server:')) continue;
       let specs: Json[];
@@ -56,13 +75,10 @@ export class ChatTools {
       }
       for (const spec of specs) {
         const functionName = typeof spec.name === 'string' ? spec.name : '';
-        if (!functionName) continue;
-        let name = functions.has(functionName) ? `${raw}_${functionName}` : functionName;
-        for (let n = 2; functions.has(name); n++) name = `${raw}_${functionName}_${n}`;
-        functions.set(name, { toolId: raw, functionName, spec: { ...spec, name } });
+        if (functionName) functions.push({ source: raw, spec, run: (args, caller, extras) => runPluginTool(tools, raw, functionName, args, caller, extras) });
       }
     }
-    return functions.size > 0 ? new ChatTools(tools, functions) : null;
+    return functions;
   }
 
   /** The `tools` of a Chat Completions request. */
@@ -72,32 +88,36 @@ export class ChatTools {
 
   /**
    * Runs one call the model made. Whatever goes wrong (bad arguments, unknown
-   * function, the tool raising, the host timing out) becomes the text the model
-   * reads; it never fails the request.
+   * function, the tool raising or timing out) becomes the text the model reads;
+   * it never fails the request.
    */
   async call(user: UserRecord, name: string, rawArguments: string, extras: ToolCallExtras): Promise<ToolCallOutcome> {
-    const outcome = (text: string): ToolCallOutcome => ({ text, images: [], files: [], embeds: [] });
     const target = this.functions.get(name);
-    if (!target) return outcome(`Error: Tool "${name}" not found.`);
+    if (!target) return textOutcome(`Error: Tool "${name}" not found.`);
     const args = parseArguments(rawArguments);
     if (args === null) {
-      return outcome(`Error: Tool call arguments could not be parsed. The model generated malformed or incomplete JSON for \`${name}\`. Please try again.`);
+      return textOutcome(`Error: Tool call arguments could not be parsed. The model generated malformed or incomplete JSON for \`${name}\`. Please try again.`);
     }
     const parameters = isObject(target.spec.parameters) && isObject(target.spec.parameters.properties) ? target.spec.parameters.properties : {};
     const allowed = Object.fromEntries(Object.entries(args).filter(([key]) => key in parameters));
     try {
-      const result = await this.tools.callTool(target.toolId, target.functionName, allowed, { user, ...extras });
-      const images = result.files.filter((f) => f.type === 'image' && typeof f.url === 'string' && f.url.startsWith('data:')).map((f) => String(f.url));
-      return {
-        text: result.text ?? '',
-        images,
-        files: result.files.filter((f) => !images.includes(String(f.url))),
-        embeds: result.embeds,
-      };
+      return await target.run(allowed, user, extras);
     } catch (error) {
-      return outcome(error instanceof Error ? error.message : String(error));
+      return textOutcome(error instanceof Error ? error.message : String(error));
     }
   }
+}
+
+async function runPluginTool(tools: ToolsService, toolId: string, functionName: string, args: Json, user: UserRecord, extras: ToolCallExtras): Promise<ToolCallOutcome> {
+  const { signal: _signal, ...context } = extras;
+  const result = await tools.callTool(toolId, functionName, args, { user, ...context });
+  const images = result.files.filter((f) => f.type === 'image' && typeof f.url === 'string' && f.url.startsWith('data:')).map((f) => String(f.url));
+  return {
+    text: result.text ?? '',
+    images,
+    files: result.files.filter((f) => !images.includes(String(f.url))),
+    embeds: result.embeds,
+  };
 }
 
 /** JSON object arguments; empty means none; anything else is unusable (null). */

@@ -14,8 +14,9 @@ import type { WebService } from '../web/service.js';
  * the web", the queries, "Searched N sites"); a failure is a status, never the answer's end.
  *
  * The reference runs this only with `function_calling: legacy` and otherwise hands
- * the model its built-in search tool; Parley serves no built-in tools, so it runs it
- * whenever the feature is asked for.
+ * the model its built-in search tool. Parley skips it where the answer has that tool
+ * (builtin-tools.ts: a web client's answer in native function calling) and runs it
+ * for every other request that asks for the feature (API clients included).
  */
 
 export interface WebSearchStep {

@@ -52,7 +52,7 @@ async function configsRoutes(app: App, ctx: AreaContext): Promise<void> {
   app.post(
     '/oauth/clients/register',
     { ...admin, schema: { tags, body: OAuthClientRegistrationForm, querystring: OAuthClientRegistrationQuery, response: { 200: Anything } } },
-    async () => configs.registerOAuthClient(),
+    (request) => configs.registerOAuthClient(request.body, request.query.type, `${request.protocol}://${request.host}`),
   );
 
   // Stored lists may hold imported entries of any shape; answers pass them through whole.

@@ -3,6 +3,7 @@ import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { retryOnDeadlock } from '../../core/db/database.js';
 import { badRequest, HttpError } from '../../core/http/errors.js';
+import { OAuthClients, type OAuthRegistration } from './oauth-clients.js';
 import { bodyOf, callRemote, listMcpToolSpecs, wellKnownUrls } from './remote.js';
 import type {
   BannerModel,
@@ -56,7 +57,10 @@ export class ConfigsService {
 
   constructor(private readonly core: Core) {
     this.remoteTimeoutMs = Math.max(1, int(core.env.raw.AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER_DATA, 10)) * 1000;
+    this.oauthClients = new OAuthClients(core.env.raw.OAUTH_CLIENT_INFO_ENCRYPTION_KEY || core.env.secretKey, () => this.deadline());
   }
+
+  private readonly oauthClients: OAuthClients;
 
   /** The form's fields with their stored values; the settings' checks keep them of the form's types. */
   private valuesOf<T = Values>(keys: KeyMap): T {
@@ -254,13 +258,15 @@ export class ConfigsService {
     return this.banners();
   }
 
-  /**
-   * Registering an OAuth client needs the OAuth client manager of the tool
-   * servers, which Parley does not have yet; the answer is the reference's
-   * failure answer.
-   */
-  registerOAuthClient(): never {
-    throw badRequest('Failed to register OAuth client: OAuth client registration is not available on this server');
+  /** `POST /oauth/clients/register` (oauth-clients.ts): any failure is the reference's 400. */
+  async registerOAuthClient(form: OAuthRegistration, type: string | undefined, requestBase: string): Promise<Values> {
+    const redirectBase = this.core.settings.get<string>('webui.url') || requestBase;
+    try {
+      return await this.oauthClients.register(form, type, redirectBase);
+    } catch (error) {
+      this.core.log.debug({ err: error, url: form.url }, 'OAuth client registration failed');
+      throw badRequest('Failed to register OAuth client');
+    }
   }
 
   private deadline(): AbortSignal {

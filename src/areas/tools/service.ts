@@ -66,7 +66,13 @@ const toolUser = (user: UserRecord): Json => ({ ...publicUser(user) });
  * Tools (`/api/v1/tools`): Python sources run by the plugin host, their specs,
  * access grants and valves; and `callTool` for the chat layer. See docs/tools.md.
  */
+/** The configured tool servers a user may select, as `GET /` entries (`server:<id>`, `server:mcp:<id>`). */
+export interface ToolServerListing {
+  listed(user: UserRecord): Promise<Record<string, unknown>[]>;
+}
+
 export class ToolsService {
+  private servers: ToolServerListing | null = null;
   private readonly cipher: ValvesCipher;
   private readonly fetcher: ToolSourceFetcher;
   private readonly renderings = new ToolRenderings();
@@ -91,6 +97,11 @@ export class ToolsService {
 
   private store(db: Db = this.core.db): ToolStore {
     return new ToolStore(db);
+  }
+
+  /** Tool servers join the tool list once the chat layer that runs them exists. */
+  connectServers(servers: ToolServerListing): void {
+    this.servers = servers;
   }
 
   async close(): Promise<void> {
@@ -187,6 +198,11 @@ export class ToolsService {
       if (!owner) ownerJson.set(tool.user_id, (owner = Buffer.from(JSON.stringify(owners.get(tool.user_id) ?? null))));
       if (index > 0) parts.push(COMMA);
       parts.push(tool.head, access, tool.middle, owner, tool.tail);
+    }
+    // As the reference's `GET /`: the configured servers the user may use, after the tools.
+    for (const entry of (await this.servers?.listed(user)) ?? []) {
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(Buffer.from(JSON.stringify(entry)));
     }
     parts.push(CLOSE_LIST);
     return Buffer.concat(parts);

@@ -94,7 +94,7 @@ export class WebService {
   }
 
   /** One URL as text: a YouTube transcript, or the page (HTML, text or PDF). */
-  private async loadOne(url: string): Promise<LoadedPage> {
+  async loadOne(url: string): Promise<LoadedPage> {
     this.pages.guard.checkSyntax(url);
     if (isYoutubeUrl(url)) {
       const text = await this.youtube.transcript(url, this.settings.list('YOUTUBE_LOADER_LANGUAGE'), this.settings.string('YOUTUBE_LOADER_PROXY_URL'));
@@ -174,7 +174,7 @@ export class WebService {
   }
 
   /** One query through WEB_SEARCH_ENGINE. */
-  private async search(query: string): Promise<WebSearchResult[]> {
+  async search(query: string): Promise<WebSearchResult[]> {
     const engine = this.settings.string('WEB_SEARCH_ENGINE');
     const provider = SEARCH_ENGINES[engine];
     if (!provider) {

@@ -273,6 +273,18 @@ export interface PromptHistoryTable {
   created_at: number;
 }
 
+export interface SkillTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string | null;
+  content: string;
+  meta: JsonText;
+  is_active: Flag;
+  updated_at: number;
+  created_at: number;
+}
+
 export interface NoteTable {
   id: string;
   user_id: string;
@@ -636,6 +648,7 @@ export interface Database {
   pinned_note: PinnedNoteTable;
   note_document_update: NoteDocumentUpdateTable;
   memory: MemoryTable;
+  skill: SkillTable;
   function: FunctionTable;
   feedback: FeedbackTable;
   message_rollup: MessageRollupTable;
@@ -676,6 +689,7 @@ export type PromptRow = Selectable<PromptTable>;
 export type PromptHistoryRow = Selectable<PromptHistoryTable>;
 export type NoteRow = Selectable<NoteTable>;
 export type MemoryRow = Selectable<MemoryTable>;
+export type SkillRow = Selectable<SkillTable>;
 export type ChannelRow = Selectable<ChannelTable>;
 export type ChannelMemberRow = Selectable<ChannelMemberTable>;
 export type ChannelWebhookRow = Selectable<ChannelWebhookTable>;

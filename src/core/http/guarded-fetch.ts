@@ -3,7 +3,7 @@ import { LazyAgent } from '../upstream/lazy-agent.js';
 import { UrlGuard, type UrlPolicy } from './url-guard.js';
 
 /**
- * GET of an address a user chose (a tool's source, a web page): the address and every
+ * GET (or another request) of an address a user chose (a tool's source, a web page, a tool server): the address and every
  * redirect pass the URL guard, the connection goes to exactly the addresses it checked
  * (no DNS rebinding), and at most `maxBytes` of the body are read.
  */
@@ -28,6 +28,9 @@ export interface GuardedGet {
   /** false: certificates are not checked. */
   verifySsl?: boolean;
   maxRedirects?: number;
+  /** Default GET; other methods (with `body`) follow no redirects. */
+  method?: string;
+  body?: string;
 }
 
 export interface FetchedBody {
@@ -61,9 +64,10 @@ export class GuardedFetch {
     let url = start;
     for (let hop = 0; ; hop++) {
       await this.guard.check(url);
-      const response = await agent.request(url, { method: 'GET', headers: options.headers, signal: options.signal });
+      const method = options.method ?? 'GET';
+      const response = await agent.request(url, { method, headers: options.headers, body: options.body, signal: options.signal });
       const location = response.headers.location;
-      if (REDIRECTS.has(response.statusCode) && typeof location === 'string') {
+      if (method === 'GET' && REDIRECTS.has(response.statusCode) && typeof location === 'string') {
         await response.body.dump();
         if (hop >= maxRedirects) throw new FetchLimitError('redirects', `more than ${maxRedirects} redirects`);
         url = new URL(location, url).href;

@@ -98,6 +98,18 @@ describe('tool calling', () => {
       ['function', 'add'],
       ['function', 'fail'],
       ['function', 'other_add'],
+      // A web client's answer also gets the built-in tools (builtin-tools.ts): time, knowledge, chats and notes here.
+      ['function', 'get_current_timestamp'],
+      ['function', 'calculate_timestamp'],
+      ['function', 'list_knowledge_bases'],
+      ['function', 'search_knowledge_bases'],
+      ['function', 'query_knowledge_files'],
+      ['function', 'search_chats'],
+      ['function', 'view_chat'],
+      ['function', 'search_notes'],
+      ['function', 'view_note'],
+      ['function', 'write_note'],
+      ['function', 'replace_note_content'],
     ]);
     expect(first.tools[0].function.parameters.properties).toMatchObject({ a: { type: 'integer' }, b: { type: 'integer' } });
     const calls = second.messages.find((m: any) => m.role === 'assistant').tool_calls;

@@ -1,4 +1,7 @@
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { ValvesCipher } from '../../../src/areas/tools/valves-crypto.js';
+import { closedPortUrl, listenLocally } from '../../helpers/server.js';
 import { useServer, withWorld } from '../../helpers/world.js';
 
 const CODE_EXECUTION_FORM = {
@@ -32,7 +35,7 @@ const SUBAGENTS_FORM = {
 const BANNER = { id: 'b1', type: 'info', title: 'Hello', content: 'Maintenance tonight', dismissible: true, timestamp: 1700000000 };
 
 describe('configs area', () => {
-  const world = useServer({ admin: 'Config Admin', users: { member: 'user', pending: 'pending' } });
+  const world = useServer({ admin: 'Config Admin', users: { member: 'user', pending: 'pending' }, env: { OAUTH_CLIENT_INFO_ENCRYPTION_KEY: 'oauth-test-key' } });
 
   const lastEvent = (name: string) => [...world.events].reverse().find((e) => e.event === name);
 
@@ -263,12 +266,62 @@ describe('configs area', () => {
     expect(lastEvent('config.terminal_servers.updated')!.data).toEqual({ count: 1 });
   });
 
-  it('answers OAuth client registration with the reference failure', async () => {
-    const res = await world.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local', client_id: 'c1' }, { token: world.admin.token });
-    expect(res.status).toBe(400);
-    expect(res.body.detail).toMatch(/^Failed to register OAuth client: /);
+  it('registers an OAuth 2.1 client dynamically, or from static credentials, and answers the encrypted client information', async () => {
+    const registered: any[] = [];
+    const auth = createServer(async (req, res) => {
+      const origin = `http://${req.headers.host}`;
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === '/mcp') return json(401, { error: 'unauthorized' }, { 'www-authenticate': `Bearer resource_metadata="${origin}/meta"` });
+      if (req.url === '/meta') return json(200, { resource: `${origin}/mcp`, authorization_servers: [`${origin}/auth`], scopes_supported: ['tools:read'] });
+      if (req.url === '/.well-known/oauth-authorization-server/auth') {
+        return json(200, { issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register`, response_types_supported: ['code'] });
+      }
+      if (req.url === '/register') {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        registered.push(JSON.parse(Buffer.concat(chunks).toString()));
+        return json(201, { client_id: 'issued-id', client_secret: 'issued-secret', client_secret_expires_at: 0, redirect_uris: registered.at(-1).redirect_uris });
+      }
+      json(404, {});
+    });
+    const url = await listenLocally(auth);
+    try {
+      const cipher = new ValvesCipher('oauth-test-key', true);
+      const dynamic = await world.api.post('/api/v1/configs/oauth/clients/register?type=mcp', { url: `${url}/mcp`, client_id: 'srv' }, { token: world.admin.token });
+      expect(dynamic.status, dynamic.text).toBe(200);
+      expect(dynamic.body.status).toBe(true);
+      expect(registered).toHaveLength(1);
+      expect(registered[0]).toMatchObject({ grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], scope: 'tools:read' });
+      expect(registered[0].redirect_uris[0]).toMatch(/\/oauth\/clients\/mcp:srv\/callback$/);
+      expect(cipher.open(dynamic.body.oauth_client_info)).toMatchObject({
+        client_id: 'issued-id',
+        client_secret: 'issued-secret',
+        issuer: `${url}/.well-known/oauth-authorization-server/auth`,
+        resource: `${url}/mcp`,
+        server_metadata: { token_endpoint: `${url}/token` },
+      });
+
+      const fixed = await world.api.post(
+        '/api/v1/configs/oauth/clients/register',
+        { url: `${url}/mcp`, client_id: 'mine', client_secret: 's3cret', oauth_scope: 'a,b' },
+        { token: world.admin.token },
+      );
+      expect(fixed.status, fixed.text).toBe(200);
+      expect(registered).toHaveLength(1);
+      expect(cipher.open(fixed.body.oauth_client_info)).toMatchObject({ client_id: 'mine', client_secret: 's3cret', scope: 'a b', token_endpoint_auth_method: 'client_secret_post' });
+    } finally {
+      auth.close();
+    }
+
+    const failed = await world.api.post('/api/v1/configs/oauth/clients/register', { url: await closedPortUrl(), client_id: 'c1' }, { token: world.admin.token });
+    expect(failed.status).toBe(400);
+    expect(failed.body.detail).toBe('Failed to register OAuth client');
     const missing = await world.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local' }, { token: world.admin.token });
     expect(missing.status).toBe(422);
+    expect((await world.api.post('/api/v1/configs/oauth/clients/register', { url: 'http://mcp.local', client_id: 'x' }, { token: world.member.token })).status).toBe(401);
   });
 });
 

@@ -21,6 +21,8 @@ import * as evaluations from './0019_evaluations.js';
 
 import * as functions from './0014_functions.js';
 
+import * as skills from './0015_skills.js';
+
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -44,6 +46,8 @@ const migrations: Record<string, Migration> = {
   '0019_evaluations': evaluations,
 
   '0014_functions': functions,
+
+  '0015_skills': skills,
 };
 
 export const migrationProvider: MigrationProvider = {
