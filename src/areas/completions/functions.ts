@@ -6,7 +6,7 @@ import { isSavedChatId } from '../chats/ids.js';
 import type { ChatsService } from '../chats/service.js';
 import { type ChatFunctions, type LiveEvents, functionFailure, outletMessages } from '../functions/chat.js';
 import type { FunctionRecord } from '../functions/store.js';
-import { MessageEvents } from './events.js';
+import { MessageEvents } from '../chats/message-events.js';
 
 /**
  * The chat pipeline's side of functions (utils/middleware.py): the request's

@@ -1,6 +1,6 @@
 import type { Realtime } from '../../core/realtime/server.js';
 import type { ChatsService } from '../chats/service.js';
-import { MessageEvents } from '../completions/events.js';
+import { MessageEvents } from '../chats/message-events.js';
 import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
 import type { EventsService } from '../events/service.js';

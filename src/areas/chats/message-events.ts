@@ -1,7 +1,7 @@
 import type { Realtime } from '../../core/realtime/server.js';
-import { type Json, isObject } from '../chats/history.js';
-import { isSavedChatId } from '../chats/ids.js';
-import type { ChatsService } from '../chats/service.js';
+import { type Json, isObject } from './history.js';
+import { isSavedChatId } from './ids.js';
+import type { ChatsService } from './service.js';
 
 /**
  * The live events of one assistant message, sent to every socket of the chat's
