@@ -5,9 +5,9 @@ import { connectRedis } from './realtime/redis.js';
 /**
  * What an instance keeps in memory and must re-read when another instance (or
  * this one) changes it: the persistent settings, users and group memberships,
- * revoked sessions, the `/` picker's prompts.
+ * revoked sessions, the `/` picker's prompts, the functions (pipe models, event receivers).
  */
-export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts';
+export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions';
 
 interface Logger {
   warn(details: object, message: string): void;

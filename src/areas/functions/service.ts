@@ -62,6 +62,10 @@ export class FunctionsService {
       core.log.warn({ reason }, 'Stored function valves could not be decrypted; function defaults apply'),
     );
     this.fetcher = new ToolSourceFetcher(options.loadUrl, 'function');
+    core.changes.on('functions', () => {
+      this.version++;
+      for (const listener of this.listeners) listener();
+    });
   }
 
   private store(db = this.core.db): FunctionStore {
@@ -81,9 +85,9 @@ export class FunctionsService {
     return this.version;
   }
 
+  /** After a function's write has committed: this instance's and, with Redis, the others' pipe models and event receivers are built again. */
   private changed(): void {
-    this.version++;
-    for (const listener of this.listeners) listener();
+    this.core.changes.announce('functions');
   }
 
   private async require(id: string): Promise<FunctionRecord> {
