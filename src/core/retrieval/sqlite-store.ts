@@ -49,6 +49,9 @@ CREATE TABLE IF NOT EXISTS vector_space (
 /** One FTS token per collection name (names carry '-' and other separators the tokenizer splits on). */
 const tagOf = (collection: string) => `c${createHash('sha256').update(collection).digest('hex').slice(0, 32)}`;
 
+/** A store this large leaves out the words of more than a tenth of its chunks (see weightedWords). */
+const LARGE_STORE = 10_000;
+
 /** Chunks a vector search ranks exactly, at least (see above). */
 const CANDIDATES = 200;
 
@@ -197,15 +200,18 @@ export class SqliteChunkStore implements ChunkStore {
   /**
    * The words worth matching: FTS5's BM25 gives a word in more than half of all chunks an IDF of
    * 1e-6, so it changes no ranking, yet matching it means scoring most of the table. Such words
-   * are left out (all of them only when nothing else is left: then the rarest one is kept). The
-   * vocabulary holds stems (the porter tokenizer), so a word not found as written may still match
-   * through its stem: it is kept.
+   * are left out (all of them only when nothing else is left: then the rarest one is kept). In a
+   * large store (LARGE_STORE chunks) words in more than a tenth of the chunks are left out too:
+   * their IDF is at most ln 9 (a rare word's is 7 or more), and a search that finds fewer than k
+   * chunks without them runs again with every word (`lexical`). The vocabulary holds stems (the
+   * porter tokenizer), so a word not found as written may still match through its stem: it is kept.
    */
   private weightedWords(words: string[]): string[] {
     if (words.length === 0) return words;
     const frequency = this.db.prepare('SELECT doc FROM chunk_fts_vocab WHERE term = ?').pluck();
     const counted = words.map((word) => ({ word, chunks: (frequency.get(word) as number | undefined) ?? 0 }));
-    const weighted = counted.filter((w) => w.chunks <= this.total / 2).map((w) => w.word);
+    const share = this.total >= LARGE_STORE ? 0.1 : 0.5;
+    const weighted = counted.filter((w) => w.chunks <= this.total * share).map((w) => w.word);
     if (weighted.length > 0) return weighted;
     return [counted.sort((a, b) => a.chunks - b.chunks)[0]!.word];
   }
