@@ -13,6 +13,7 @@ import {
 } from '../../core/python/host.js';
 import { ToolSourceFetcher, parseHttpUrl } from '../tools/load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from '../tools/options.js';
+import { sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from '../tools/plugin-rules.js';
 import { ValvesCipher } from '../tools/valves-crypto.js';
 import type { UsersService } from '../users/service.js';
 import type { FunctionForm, SyncFunction } from './schemas.js';
@@ -29,8 +30,6 @@ export const FUNCTION_ERROR = {
 /** Python's `str.isidentifier()`. */
 const IDENTIFIER = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
 const TYPES: FunctionType[] = ['pipe', 'filter', 'action', 'event'];
-
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** `__user__` as the reference hands it to function code (UserModel dump). */
 export const functionUser = (user: UserRecord): Json => ({ ...publicUser(user) });
@@ -103,8 +102,7 @@ export class FunctionsService {
       if (!extraction.function) throw new PluginError('python_error', 'No Function class found in the module');
       return { manifest: extraction.manifest, fn: extraction.function };
     } catch (error) {
-      if (!(error instanceof PluginError)) throw error;
-      throw new HttpError(['unavailable', 'closed', 'protocol'].includes(error.code) ? 500 : 400, `[ERROR: ${error.message}]`);
+      throw sourceLoadFailure(error);
     }
   }
 
@@ -296,7 +294,7 @@ export class FunctionsService {
     try {
       return await this.python.valvesSpec(this.hostFunction(fn), kind, functionUser(user), user.id);
     } catch (error) {
-      throw this.hostFailure(error);
+      throw valvesHostFailure(error);
     }
   }
 
@@ -324,10 +322,7 @@ export class FunctionsService {
     await this.core.db.transaction().execute(async (trx) => {
       const current = await this.users.byId(user.id, trx);
       if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
-      const settings = { ...(current.settings ?? {}) };
-      const functions = isObject(settings.functions) ? { ...settings.functions } : {};
-      functions.valves = { ...(isObject(functions.valves) ? functions.valves : {}), [id]: this.cipher.seal(valves) };
-      settings.functions = functions;
+      const settings = settingsWithUserValves(current.settings, 'functions', id, this.cipher.seal(valves));
       await this.users.update(user.id, { settings }, trx);
       await this.core.events.publish({ event: 'function.valves_updated', actor: user, subjectId: id, subjectType: 'function', data: { scope: 'user' } }, trx);
     });
@@ -335,30 +330,19 @@ export class FunctionsService {
   }
 
   private storedUserValves(user: UserRecord, id: string): Json | null {
-    const functions = user.settings?.functions;
-    const all = isObject(functions) && isObject(functions.valves) ? functions.valves : {};
-    return this.cipher.open(all[id]);
+    return this.cipher.open(sealedUserValves(user, 'functions', id));
   }
 
   private async validate(user: UserRecord, fn: { id: string; content: string; owner: string }, kind: ValvesKind, body: Json): Promise<Json> {
     try {
       return await this.python.validateValves({ ...fn, kind: 'function' }, kind, body, user.id);
     } catch (error) {
-      if (error instanceof PluginError && error.code === 'no_valves') throw unauthorized(ERROR.NOT_FOUND);
-      if (error instanceof PluginError && error.code === 'invalid_valves') {
-        throw badRequest(kind === 'valves' ? FUNCTION_ERROR.UPDATE_VALVES : FUNCTION_ERROR.UPDATE_USER_VALVES);
-      }
-      throw this.hostFailure(error);
+      throw valvesValidationFailure(error, kind, FUNCTION_ERROR);
     }
   }
 
   private hostFunction(fn: FunctionRecord) {
     return { id: fn.id, kind: 'function' as const, content: fn.content, valves: this.cipher.open(fn.valves), owner: fn.user_id };
-  }
-
-  private hostFailure(error: unknown): unknown {
-    if (!(error instanceof PluginError)) return error;
-    return new HttpError(error.code === 'disabled' ? 400 : 500, `[ERROR: ${error.message}]`);
   }
 
   // ---- running (for the chat layer) -------------------------------------------------

@@ -16,6 +16,7 @@ import {
 import type { UsersService } from '../users/service.js';
 import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
+import { sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from './plugin-rules.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';
 import { ToolRenderings } from './renderings.js';
 import { type ToolRecord, ToolStore } from './store.js';
@@ -56,8 +57,6 @@ export interface ToolCallOptions extends Omit<ToolCallContext, 'user' | 'userVal
   /** The calling user: becomes `__user__`, and their stored user valves apply. */
   user?: UserRecord | null;
 }
-
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** `__user__` as the reference hands it to tool code (UserModel dump), without the server-only variables. */
 const toolUser = (user: UserRecord): Json => ({ ...publicUser(user) });
@@ -135,8 +134,7 @@ export class ToolsService {
     try {
       return await this.python.extract(id, content, user.id);
     } catch (error) {
-      if (!(error instanceof PluginError)) throw error;
-      throw new HttpError(['unavailable', 'closed', 'protocol'].includes(error.code) ? 500 : 400, `[ERROR: ${error.message}]`);
+      throw sourceLoadFailure(error);
     }
   }
 
@@ -379,7 +377,7 @@ export class ToolsService {
     try {
       return await this.python.valvesSpec(this.hostTool(tool), kind, toolUser(user), user.id);
     } catch (error) {
-      throw this.hostFailure(error);
+      throw valvesHostFailure(error);
     }
   }
 
@@ -414,10 +412,7 @@ export class ToolsService {
     await this.core.db.transaction().execute(async (trx) => {
       const current = await this.users.byId(user.id, trx);
       if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
-      const settings = { ...(current.settings ?? {}) };
-      const tools = isObject(settings.tools) ? { ...settings.tools } : {};
-      tools.valves = { ...(isObject(tools.valves) ? tools.valves : {}), [id]: this.cipher.seal(valves) };
-      settings.tools = tools;
+      const settings = settingsWithUserValves(current.settings, 'tools', id, this.cipher.seal(valves));
       await this.users.update(user.id, { settings }, trx);
       await this.core.events.publish(
         { event: 'tool.valves_updated', actor: user, subjectId: id, subjectType: 'tool', data: { scope: 'user' } },
@@ -428,32 +423,20 @@ export class ToolsService {
   }
 
   private storedUserValves(user: UserRecord, id: string): Json | null {
-    const tools = user.settings?.tools;
-    const all = isObject(tools) && isObject(tools.valves) ? tools.valves : {};
-    return this.cipher.open(all[id]);
+    return this.cipher.open(sealedUserValves(user, 'tools', id));
   }
 
   private async validate(user: UserRecord, tool: ToolRecord, kind: ValvesKind, body: Json): Promise<Json> {
     try {
       return await this.python.validateValves(this.hostTool(tool), kind, body, user.id);
     } catch (error) {
-      if (error instanceof PluginError && error.code === 'no_valves') throw unauthorized(ERROR.NOT_FOUND);
-      if (error instanceof PluginError && error.code === 'invalid_valves') {
-        throw badRequest(kind === 'valves' ? TOOL_ERROR.UPDATE_VALVES : TOOL_ERROR.UPDATE_USER_VALVES);
-      }
-      throw this.hostFailure(error);
+      throw valvesValidationFailure(error, kind, TOOL_ERROR);
     }
   }
 
   /** What the plugin host runs: the source, the admin valves, and the owner its workers are keyed by. */
   private hostTool(tool: ToolRecord) {
     return { id: tool.id, content: tool.content, valves: this.cipher.open(tool.valves), owner: tool.user_id };
-  }
-
-  /** A stored tool whose source no longer loads (or no Python) on a valves route: the reference's 500, with the cause. */
-  private hostFailure(error: unknown): unknown {
-    if (!(error instanceof PluginError)) return error;
-    return new HttpError(error.code === 'disabled' ? 400 : 500, `[ERROR: ${error.message}]`);
   }
 
   // ---- execution ---------------------------------------------------------------
