@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { containsPattern } from '../../core/db/like.js';
 import type { ChannelMemberRow, ChannelRow, ChannelWebhookRow, MessageRow } from '../../core/db/tables.js';
 
 type Json = Record<string, unknown>;
@@ -134,7 +135,6 @@ function toMessage(row: MessageRow): MessageRecord {
 
 /** Standard channels: neither group nor direct-message (an empty or absent type included). */
 const standardType = sql<SqlBool>`(channel.type is null or channel.type not in ('group', 'dm'))`;
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export class ChannelStore {
   constructor(private readonly db: Db) {}
@@ -279,7 +279,7 @@ export class ChannelStore {
     let select = this.db.selectFrom('user');
     select = query.ids === null ? select.where('role', '!=', 'pending') : select.where('id', 'in', query.ids);
     if (query.query) {
-      const pattern = `%${likeLiteral(query.query.toLowerCase())}%`;
+      const pattern = containsPattern(query.query);
       select = select.where((eb) => eb.or([sql<SqlBool>`lower(name) like ${pattern} escape '\\'`, sql<SqlBool>`lower(email) like ${pattern} escape '\\'`]));
     }
     const counted = await select.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
