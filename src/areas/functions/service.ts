@@ -1,4 +1,4 @@
-import { type UserRecord, publicUser } from '../../core/auth/user.js';
+import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, unauthorized } from '../../core/http/errors.js';
@@ -13,7 +13,7 @@ import {
 } from '../../core/python/host.js';
 import { ToolSourceFetcher, parseHttpUrl } from '../tools/load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from '../tools/options.js';
-import { sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from '../tools/plugin-rules.js';
+import { PYTHON_IDENTIFIER, pluginUser, sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from '../tools/plugin-rules.js';
 import { ValvesCipher } from '../tools/valves-crypto.js';
 import type { UsersService } from '../users/service.js';
 import type { FunctionForm, SyncFunction } from './schemas.js';
@@ -27,12 +27,7 @@ export const FUNCTION_ERROR = {
   UPDATE_USER_VALVES: '[ERROR: Error updating function user valves]',
 } as const;
 
-/** Python's `str.isidentifier()`. */
-const IDENTIFIER = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
 const TYPES: FunctionType[] = ['pipe', 'filter', 'action', 'event'];
-
-/** `__user__` as the reference hands it to function code (UserModel dump). */
-export const functionUser = (user: UserRecord): Json => ({ ...publicUser(user) });
 
 /** What the chat layer passes when it runs a function: the host's context, with the caller as a user record. */
 export interface FunctionRunOptions extends Omit<FunctionCallContext, 'user' | 'userValves' | 'caller'> {
@@ -157,7 +152,7 @@ export class FunctionsService {
   // ---- writes (admins) -------------------------------------------------------------
 
   async create(user: UserRecord, form: FunctionForm) {
-    if (!IDENTIFIER.test(form.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
+    if (!PYTHON_IDENTIFIER.test(form.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
     const id = form.id.toLowerCase();
     if (await this.store().byId(id)) throw badRequest(ERROR.ID_TAKEN);
     const content = rewriteImports(form.content);
@@ -242,7 +237,7 @@ export class FunctionsService {
     const records: FunctionRecord[] = [];
     const seen = new Set<string>();
     for (const item of functions) {
-      if (!IDENTIFIER.test(item.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
+      if (!PYTHON_IDENTIFIER.test(item.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
       const id = item.id.toLowerCase();
       if (seen.has(id)) throw badRequest(ERROR.ID_TAKEN);
       seen.add(id);
@@ -292,7 +287,7 @@ export class FunctionsService {
   async valvesSpec(user: UserRecord, id: string, kind: ValvesKind): Promise<Json | null> {
     const fn = await this.require(id);
     try {
-      return await this.python.valvesSpec(this.hostFunction(fn), kind, functionUser(user), user.id);
+      return await this.python.valvesSpec(this.hostFunction(fn), kind, pluginUser(user), user.id);
     } catch (error) {
       throw valvesHostFailure(error);
     }
@@ -368,7 +363,7 @@ export class FunctionsService {
     return this.python.callFunction<T>(this.hostFunction(fn), operation, {
       ...context,
       caller: user ?? null,
-      user: user ? functionUser(user) : null,
+      user: user ? pluginUser(user) : null,
       userValves: user ? this.storedUserValves(user, fn.id) : null,
     });
   }

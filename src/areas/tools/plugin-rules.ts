@@ -1,4 +1,4 @@
-import type { UserRecord } from '../../core/auth/user.js';
+import { type UserRecord, publicUser } from '../../core/auth/user.js';
 import { ERROR, HttpError, badRequest, unauthorized } from '../../core/http/errors.js';
 import { PluginError } from '../../core/python/errors.js';
 import type { ValvesKind } from '../../core/python/host.js';
@@ -8,6 +8,12 @@ import type { ValvesKind } from '../../core/python/host.js';
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Python's `str.isidentifier()` (XID_Start or `_`, then XID_Continue): what a tool's or function's id must be. */
+export const PYTHON_IDENTIFIER = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
+
+/** `__user__` as the reference hands it to tool and function code (UserModel dump), without the server-only variables. */
+export const pluginUser = (user: UserRecord): Json => ({ ...publicUser(user) });
 
 /** A source that does not load (create, update): the caller's 400 with the Python message; a host that cannot run it, 500. */
 export function sourceLoadFailure(error: unknown): unknown {

@@ -1,6 +1,6 @@
 import { type AccessGrant, grantsToAccessControl } from '../../core/access/grants.js';
 import type { AccessService, AccessSubject, SharingRule } from '../../core/access/service.js';
-import { type UserRecord, isAdmin, publicUser } from '../../core/auth/user.js';
+import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
@@ -16,7 +16,7 @@ import {
 import type { UsersService } from '../users/service.js';
 import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
-import { sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from './plugin-rules.js';
+import { PYTHON_IDENTIFIER, pluginUser, sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from './plugin-rules.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';
 import { ToolRenderings } from './renderings.js';
 import { type ToolRecord, ToolStore } from './store.js';
@@ -36,9 +36,6 @@ const [OPEN_LIST, COMMA, CLOSE_LIST] = ['[', ',', ']'].map((text) => Buffer.from
 const NO_GRANTS = Buffer.from('[],"access_control":{}');
 const SHARING: SharingRule = { publicPermission: 'sharing.public_tools' };
 
-/** Python's `str.isidentifier()`: XID_Start or `_`, then XID_Continue. */
-const IDENTIFIER = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
-
 export interface ToolOwner {
   id: string;
   name: string;
@@ -57,9 +54,6 @@ export interface ToolCallOptions extends Omit<ToolCallContext, 'user' | 'userVal
   /** The calling user: becomes `__user__`, and their stored user valves apply. */
   user?: UserRecord | null;
 }
-
-/** `__user__` as the reference hands it to tool code (UserModel dump), without the server-only variables. */
-const toolUser = (user: UserRecord): Json => ({ ...publicUser(user) });
 
 /**
  * Tools (`/api/v1/tools`): Python sources run by the plugin host, their specs,
@@ -255,7 +249,7 @@ export class ToolsService {
   /** `POST /create`: checks, loads the source, stores the tool with its specs and grants. */
   async create(user: UserRecord, form: ToolForm) {
     if (!(await this.mayAuthor(user))) throw unauthorized(ERROR.UNAUTHORIZED);
-    if (!IDENTIFIER.test(form.id)) throw badRequest(TOOL_ERROR.INVALID_ID);
+    if (!PYTHON_IDENTIFIER.test(form.id)) throw badRequest(TOOL_ERROR.INVALID_ID);
     const id = form.id.toLowerCase();
     if (await this.store().exists(id)) throw badRequest(ERROR.ID_TAKEN);
     const grants = (await this.access.grantsOfForm(user, form, RESOURCE, SHARING)) ?? [];
@@ -375,7 +369,7 @@ export class ToolsService {
     const allowed = kind === 'valves' ? await this.canWrite(user, tool) : await this.canRead(user, tool);
     if (!allowed) throw unauthorized(ERROR.ACCESS_PROHIBITED);
     try {
-      return await this.python.valvesSpec(this.hostTool(tool), kind, toolUser(user), user.id);
+      return await this.python.valvesSpec(this.hostTool(tool), kind, pluginUser(user), user.id);
     } catch (error) {
       throw valvesHostFailure(error);
     }
@@ -455,7 +449,7 @@ export class ToolsService {
       ...context,
       // The tool's calls into Parley (the open_webui package) run as this user, during this call only.
       caller: user ?? null,
-      user: user ? toolUser(user) : null,
+      user: user ? pluginUser(user) : null,
       userValves: user ? this.storedUserValves(user, toolId) : null,
     });
   }
