@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { io } from 'socket.io-client';
-import { median, percentile, row } from '../lib/report.js';
+import { connectSocket, everyoneReceives, fanoutRows } from '../lib/sockets.js';
 
 const STORED_MESSAGES = 100_000;
 const MEMBERS = 200;
@@ -13,14 +12,6 @@ const FANOUT_NAME = `channel message fan-out to ${MEMBERS} members`;
 async function enableChannels(ctx, token) {
   const config = await ctx.get('/api/v1/auths/admin/config', { token });
   if (!config.ENABLE_CHANNELS) await ctx.post('/api/v1/auths/admin/config', { ...config, ENABLE_CHANNELS: true }, { token });
-}
-
-function connect(url, token) {
-  const socket = io(url, { path: '/ws/socket.io', transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
-  return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(socket));
-    socket.once('connect_error', reject);
-  });
 }
 
 /**
@@ -86,25 +77,14 @@ export const channelFanout = {
     let cpuSeconds = NaN;
     try {
       for (const token of tokens) {
-        const socket = await connect(ctx.url, token);
+        const socket = await connectSocket(ctx.url, token);
         await socket.timeout(10_000).emitWithAck('join-channels', { auth: { token } });
         sockets.push(socket);
       }
       const cpuBefore = ctx.parley.cpuSeconds();
       for (let i = 0; i < POSTS; i++) {
         const content = `fan-out ${i}`;
-        let waiting = sockets.length;
-        const received = new Promise((resolve) => {
-          for (const socket of sockets) {
-            const listener = (event) => {
-              if (event.data?.type !== 'message' || event.data.data?.content !== content) return;
-              socket.off('events:channel', listener);
-              waiting -= 1;
-              if (waiting === 0) resolve();
-            };
-            socket.on('events:channel', listener);
-          }
-        });
+        const received = everyoneReceives(sockets, 'events:channel', (event) => event.data?.type === 'message' && event.data.data?.content === content);
         const started = performance.now();
         await ctx.post(`/api/v1/channels/${channelId}/messages/post`, { content }, { token: poster });
         await received;
@@ -114,11 +94,6 @@ export const channelFanout = {
     } finally {
       for (const socket of sockets) socket.close();
     }
-    const rows = [
-      row({ figure: `${FANOUT_NAME}: p50`, parley: median(latencies), unit: 'ms' }),
-      row({ figure: `${FANOUT_NAME}: p99`, parley: percentile(latencies, 0.99), unit: 'ms' }),
-      row({ figure: `${FANOUT_NAME}: Parley CPU per message`, parley: (cpuSeconds / latencies.length) * 1e6, unit: 'micros' }),
-    ];
-    return { rows, details: { members: sockets.length, posts: latencies.length, latencies } };
+    return { rows: fanoutRows(FANOUT_NAME, latencies, cpuSeconds, 'message'), details: { members: sockets.length, posts: latencies.length, latencies } };
   },
 };

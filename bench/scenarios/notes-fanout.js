@@ -1,18 +1,9 @@
-import { io } from 'socket.io-client';
 import * as Y from 'yjs';
-import { median, percentile, row } from '../lib/report.js';
+import { connectSocket, everyoneReceives, fanoutRows } from '../lib/sockets.js';
 
 const EDITORS = 20;
 const UPDATES = 300;
 const NAME = `note update fan-out to ${EDITORS - 1} editors`;
-
-function connect(url, token) {
-  const socket = io(url, { path: '/ws/socket.io', transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
-  return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(socket));
-    socket.once('connect_error', reject);
-  });
-}
 
 /**
  * Collaborative note editing (issue 19): 20 editors have one note open over
@@ -31,7 +22,7 @@ export default {
   },
   async measure(ctx, { token, documentId }) {
     const sockets = [];
-    for (let i = 0; i < EDITORS; i++) sockets.push(await connect(ctx.url, token));
+    for (let i = 0; i < EDITORS; i++) sockets.push(await connectSocket(ctx.url, token));
     const latencies = [];
     let cpuSeconds = NaN;
     try {
@@ -48,15 +39,7 @@ export default {
       for (let i = 0; i < UPDATES; i++) body.insert(body.length, String.fromCharCode(97 + (i % 26)));
       const cpuBefore = ctx.parley.cpuSeconds();
       for (const update of updates) {
-        let waiting = readers.length;
-        const received = new Promise((resolve) => {
-          for (const reader of readers) {
-            reader.once('ydoc:document:update', () => {
-              waiting -= 1;
-              if (waiting === 0) resolve();
-            });
-          }
-        });
+        const received = everyoneReceives(readers, 'ydoc:document:update');
         const started = performance.now();
         writer.emit('ydoc:document:update', { document_id: documentId, update });
         await received;
@@ -66,11 +49,6 @@ export default {
     } finally {
       for (const socket of sockets) socket.close();
     }
-    const rows = [
-      row({ figure: `${NAME}: p50`, parley: median(latencies), unit: 'ms' }),
-      row({ figure: `${NAME}: p99`, parley: percentile(latencies, 0.99), unit: 'ms' }),
-      row({ figure: `${NAME}: Parley CPU per update`, parley: (cpuSeconds / latencies.length) * 1e6, unit: 'micros' }),
-    ];
-    return { rows, details: { editors: EDITORS, updates: latencies.length, latencies } };
+    return { rows: fanoutRows(NAME, latencies, cpuSeconds, 'update'), details: { editors: EDITORS, updates: latencies.length, latencies } };
   },
 };

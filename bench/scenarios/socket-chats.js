@@ -1,6 +1,6 @@
-import { io } from 'socket.io-client';
 import { modelId, streamPrompt } from '../lib/fake-upstream.js';
 import { median, row } from '../lib/report.js';
+import { connectSocket } from '../lib/sockets.js';
 
 const CHATS = 100;
 const TOKENS = 200;
@@ -9,14 +9,6 @@ const ROUNDS = 3;
 const ANSWER_TIMEOUT_MS = 120_000;
 const NAME = `${CHATS} chats over socket.io`;
 const MODEL = modelId(0);
-
-function connect(url, token) {
-  const socket = io(url, { path: '/ws/socket.io', transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
-  return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(socket));
-    socket.once('connect_error', reject);
-  });
-}
 
 /** One user's chat as the web client has it: the request, then `events` until its answer is done (or fails). */
 async function chat(ctx, user, round) {
@@ -89,7 +81,7 @@ export default {
     return { users };
   },
   async measure(ctx, { users }) {
-    for (const user of users) user.socket = await connect(ctx.url, user.token);
+    for (const user of users) user.socket = await connectSocket(ctx.url, user.token);
     const rounds = [];
     try {
       for (let round = 1; round <= ROUNDS; round++) {

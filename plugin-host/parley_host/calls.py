@@ -50,6 +50,28 @@ def coerce_arguments(signature: inspect.Signature, hints: dict, arguments: dict)
     return arguments
 
 
+def reserved_extras(
+    names: tuple[str, ...],
+    params: dict,
+    event_emitter: Callable[[Any], Awaitable[Any]] | None,
+    event_call: Callable[[Any], Awaitable[Any]] | None,
+    user: dict,
+) -> dict:
+    """The extras a call offers: each of `names`, None unless Node sent it, with the call's own emitter, user and request."""
+    extras = {name: None for name in names}
+    extras.update({name: value for name, value in (params.get('extras') or {}).items() if name in extras})
+    extras.update(
+        {
+            '__event_emitter__': event_emitter,
+            '__event_call__': event_call,
+            '__user__': user,
+            '__metadata__': params.get('metadata'),
+            '__request__': MinimalRequest(params.get('request')),
+        }
+    )
+    return extras
+
+
 class MinimalRequest:
     """Stands in for the Starlette request a tool may read (`__request__`)."""
 
@@ -119,18 +141,8 @@ async def call_tool_function(
     if hasattr(instance, 'UserValves'):
         user['valves'] = make_valves(instance.UserValves, params.get('user_valves'))
 
-    extras = {name: None for name in RESERVED_EXTRAS}
-    extras.update({name: value for name, value in (params.get('extras') or {}).items() if name in extras})
-    extras.update(
-        {
-            '__event_emitter__': event_emitter,
-            '__event_call__': event_call,
-            '__user__': user,
-            '__metadata__': params.get('metadata'),
-            '__request__': MinimalRequest(params.get('request')),
-            '__id__': tool_id,
-        }
-    )
+    extras = reserved_extras(RESERVED_EXTRAS, params, event_emitter, event_call, user)
+    extras['__id__'] = tool_id
 
     function = getattr(instance, function_name)
     signature = inspect.signature(function)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Awaitable, Callable
 
-from .calls import MinimalRequest
+from .calls import reserved_extras
 from .errors import HostError
 from .results import render_result, to_json
 from .valves import make_valves
@@ -130,17 +130,7 @@ async def run_function(
             user['valves'] = make_valves(instance.UserValves, params.get('user_valves'))
         except Exception:
             user['valves'] = instance.UserValves()
-    extras = {name: None for name in FUNCTION_EXTRAS}
-    extras.update({name: value for name, value in (params.get('extras') or {}).items() if name in extras})
-    extras.update(
-        {
-            '__event_emitter__': event_emitter,
-            '__event_call__': event_call,
-            '__user__': user,
-            '__metadata__': params.get('metadata'),
-            '__request__': MinimalRequest(params.get('request')),
-        }
-    )
+    extras = reserved_extras(FUNCTION_EXTRAS, params, event_emitter, event_call, user)
     # The function's id, unless the caller names another (an action's sub-action).
     if extras['__id__'] is None:
         extras['__id__'] = function_id

@@ -480,7 +480,7 @@ export class ChannelsService {
     const channel = await this.readable(user, id);
     // A write only the first time: later reads find the membership.
     if (!isGroupOrDm(channel) && !(await this.store().member(channel.id, user.id))) await this.store().addMembers(channel.id, [user.id], null, this.stamp());
-    const views = await this.messageViews(await this.store().messages(channel.id, skip, limit));
+    const views = await this.messageViews(await this.store().messages(channel.id, null, skip, limit));
     return views.map((v) => this.slim(v));
   }
 
@@ -508,7 +508,7 @@ export class ChannelsService {
     const channel = await this.readable(user, id);
     const parent = await this.store().message(messageId);
     if (!parent || parent.channel_id !== channel.id) return [];
-    const replies = await this.store().replies(channel.id, messageId, skip, limit);
+    const replies = await this.store().messages(channel.id, messageId, skip, limit);
     const views = await this.messageViews(replies.length < limit ? [...replies, parent] : replies, false);
     return views.map((v) => this.slim(v));
   }
@@ -803,7 +803,7 @@ export class ChannelsService {
   async threadHistory(channelId: string, parentId: string, limit: number): Promise<{ message: MessageRecord; author: Author | null }[]> {
     const parent = await this.store().message(parentId);
     if (!parent || parent.channel_id !== channelId) return [];
-    const replies = await this.store().replies(channelId, parentId, 0, limit);
+    const replies = await this.store().messages(channelId, parentId, 0, limit);
     const messages = [parent, ...replies.reverse()];
     const authors = await this.authors(messages);
     return messages.map((message) => ({ message, author: authors.get(message.id) ?? null }));
@@ -811,7 +811,7 @@ export class ChannelsService {
 
   /** The latest top-level messages of a channel, oldest first (a model answering in the channel itself). */
   async recentHistory(channelId: string, limit: number): Promise<{ message: MessageRecord; author: Author | null }[]> {
-    const messages = (await this.store().messages(channelId, 0, limit)).reverse();
+    const messages = (await this.store().messages(channelId, null, 0, limit)).reverse();
     const authors = await this.authors(messages);
     return messages.map((message) => ({ message, author: authors.get(message.id) ?? null }));
   }

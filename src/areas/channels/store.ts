@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { containsPattern } from '../../core/db/like.js';
 import type { ChannelMemberRow, ChannelRow, ChannelWebhookRow, MessageRow } from '../../core/db/tables.js';
 
 type Json = Record<string, unknown>;
@@ -134,7 +135,6 @@ function toMessage(row: MessageRow): MessageRecord {
 
 /** Standard channels: neither group nor direct-message (an empty or absent type included). */
 const standardType = sql<SqlBool>`(channel.type is null or channel.type not in ('group', 'dm'))`;
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export class ChannelStore {
   constructor(private readonly db: Db) {}
@@ -251,13 +251,7 @@ export class ChannelStore {
   }
 
   async setActive(channelId: string, userId: string, active: boolean, now: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('channel_member')
-      .set({ is_active: active, updated_at: now })
-      .where('channel_id', '=', channelId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.updateMember(channelId, userId, { is_active: active, updated_at: now });
   }
 
   /** Every inactive member of the channel made active again (a new message in a group or DM). */
@@ -266,9 +260,13 @@ export class ChannelStore {
   }
 
   async markRead(channelId: string, userId: string, now: number): Promise<boolean> {
+    return this.updateMember(channelId, userId, { last_read_at: now, updated_at: now });
+  }
+
+  private async updateMember(channelId: string, userId: string, fields: { is_active?: boolean; last_read_at?: number; updated_at: number }): Promise<boolean> {
     const result = await this.db
       .updateTable('channel_member')
-      .set({ last_read_at: now, updated_at: now })
+      .set(fields)
       .where('channel_id', '=', channelId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
@@ -281,7 +279,7 @@ export class ChannelStore {
     let select = this.db.selectFrom('user');
     select = query.ids === null ? select.where('role', '!=', 'pending') : select.where('id', 'in', query.ids);
     if (query.query) {
-      const pattern = `%${likeLiteral(query.query.toLowerCase())}%`;
+      const pattern = containsPattern(query.query);
       select = select.where((eb) => eb.or([sql<SqlBool>`lower(name) like ${pattern} escape '\\'`, sql<SqlBool>`lower(email) like ${pattern} escape '\\'`]));
     }
     const counted = await select.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
@@ -354,28 +352,13 @@ export class ChannelStore {
     return new Map(rows.map((r) => [r.id, toMessage(r)]));
   }
 
-  /** Top-level messages of a channel, newest first. */
-  async messages(channelId: string, skip: number, limit: number): Promise<MessageRecord[]> {
+  /** A channel's top-level messages (`parentId` null) or a thread's replies, newest first. */
+  async messages(channelId: string, parentId: string | null, skip: number, limit: number): Promise<MessageRecord[]> {
     const rows = await this.db
       .selectFrom('message')
       .selectAll()
       .where('channel_id', '=', channelId)
-      .where('parent_id', 'is', null)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .offset(skip)
-      .limit(limit)
-      .execute();
-    return rows.map(toMessage);
-  }
-
-  /** A thread's replies, newest first. */
-  async replies(channelId: string, parentId: string, skip: number, limit: number): Promise<MessageRecord[]> {
-    const rows = await this.db
-      .selectFrom('message')
-      .selectAll()
-      .where('channel_id', '=', channelId)
-      .where('parent_id', '=', parentId)
+      .where('parent_id', parentId === null ? 'is' : '=', parentId)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .offset(skip)

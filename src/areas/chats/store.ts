@@ -1,6 +1,7 @@
 import { type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Db, DialectName } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { containsPattern, likeLiteral } from '../../core/db/like.js';
 import { chunks } from '../../core/db/batches.js';
 import type { ChatRow, Database } from '../../core/db/tables.js';
 import type { Json } from './history.js';
@@ -131,8 +132,6 @@ const SUMMARY_COLUMNS = ['chat.id', 'chat.title', 'chat.updated_at', 'chat.creat
 /** SQLite's limit on bound parameters is far above this; chunks keep statements small on both dialects. */
 const ROWS_PER_INSERT = 200;
 
-const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 function toHead(row: Omit<ChatRow, 'internal'>): ChatHead {
   const variables = fromJson<unknown>(row.variables, null);
   const tasks = fromJson<unknown>(row.tasks, null);
@@ -195,9 +194,9 @@ function conditions(eb: ChatExpressions, filter: ChatFilter): Expression<SqlBool
   else if (filter.folder) terms.push(filter.folder.length > 0 ? eb('chat.folder_id', 'in', filter.folder) : sql<SqlBool>`1 = 0`);
   if (filter.shared !== undefined) terms.push(eb('chat.share_id', filter.shared ? 'is not' : 'is', null));
   if (filter.updatedAfter !== undefined) terms.push(eb('chat.updated_at', '>', filter.updatedAfter));
-  if (filter.titleContains) terms.push(sql<SqlBool>`lower(chat.title) like ${likePattern(filter.titleContains)} escape '\\'`);
+  if (filter.titleContains) terms.push(sql<SqlBool>`lower(chat.title) like ${containsPattern(filter.titleContains)} escape '\\'`);
   if (filter.textContains !== undefined) {
-    const pattern = likePattern(filter.textContains);
+    const pattern = containsPattern(filter.textContains);
     terms.push(
       eb.or([
         sql<SqlBool>`lower(chat.title) like ${pattern} escape '\\'`,
@@ -447,7 +446,7 @@ export class ChatStore {
       .selectFrom('chat_message')
       .select(['chat_id', 'content'])
       .where('chat_id', 'in', chatIds)
-      .where(sql<SqlBool>`lower(content) like ${likePattern(text)} escape '\\'`)
+      .where(sql<SqlBool>`lower(content) like ${containsPattern(text)} escape '\\'`)
       .orderBy('created_at')
       .execute();
     for (const row of rows) if (row.content !== null) found.set(row.chat_id, [...(found.get(row.chat_id) ?? []), row.content]);
@@ -549,7 +548,7 @@ export class ChatStore {
     options: { titleContains?: string; order?: { by: SortColumn; direction: 'asc' | 'desc' } } & Page = {},
   ): Promise<Omit<SharedChatRecord, 'chat' | 'user_id'>[]> {
     let query = this.db.selectFrom('shared_chat').select(['id', 'chat_id', 'title', 'created_at', 'updated_at']).where('user_id', '=', userId);
-    if (options.titleContains) query = query.where(sql<SqlBool>`lower(title) like ${likePattern(options.titleContains)} escape '\\'`);
+    if (options.titleContains) query = query.where(sql<SqlBool>`lower(title) like ${containsPattern(options.titleContains)} escape '\\'`);
     const order = options.order ?? NEWEST_FIRST;
     query = query.orderBy(sql.ref(order.by), order.direction).orderBy('id', order.direction);
     if (options.limit !== undefined) query = query.limit(options.limit);
@@ -560,7 +559,7 @@ export class ChatStore {
 
   /** Snapshots whose conversation mentions `text` anywhere (a first cut; the caller checks where). */
   async sharesMentioning(text: string): Promise<Pick<SharedChatRecord, 'id' | 'chat_id' | 'user_id' | 'chat'>[]> {
-    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = `%${likeLiteral(text)}%`;
     const rows = await this.db
       .selectFrom('shared_chat')
       .select(['id', 'chat_id', 'user_id', 'chat'])

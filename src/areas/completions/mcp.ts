@@ -5,7 +5,7 @@ import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Json, isObject } from '../chats/history.js';
 import { toolServerText } from './openapi.js';
-import { type ToolServers, connectionHeaders, functionAllowed, toolServerIds } from './tool-servers.js';
+import { type ToolServers, connectionHeaders, functionAllowed, toolServerCallTimeoutMs, toolServerIds } from './tool-servers.js';
 import { type ChatFunction, type ToolCallOutcome, textOutcome } from './tools.js';
 
 /**
@@ -63,8 +63,7 @@ export class McpServers {
   ) {
     const raw = core.env.raw;
     this.initializeTimeoutMs = Math.max(1, int(raw.MCP_INITIALIZE_TIMEOUT, 10)) * 1000;
-    const general = int(raw.AIOHTTP_CLIENT_TIMEOUT, 300);
-    this.callTimeoutMs = Math.max(1, int(raw.AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER, general > 0 ? general : 300)) * 1000;
+    this.callTimeoutMs = toolServerCallTimeoutMs(raw);
   }
 
   /** A connected client; closed by the caller. */

@@ -99,6 +99,12 @@ function replyValue(reply: Reply): unknown {
   }
 }
 
+/** How long a tool server (OpenAPI or MCP) has to answer a call: AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER, else AIOHTTP_CLIENT_TIMEOUT. */
+export function toolServerCallTimeoutMs(raw: Record<string, string | undefined>): number {
+  const general = int(raw.AIOHTTP_CLIENT_TIMEOUT, 300);
+  return Math.max(1, int(raw.AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER, general > 0 ? general : 300)) * 1000;
+}
+
 export class ToolServers {
   private readonly dataTimeoutMs: number;
   private readonly callTimeoutMs: number;
@@ -110,8 +116,7 @@ export class ToolServers {
   ) {
     const raw = core.env.raw;
     this.dataTimeoutMs = Math.max(1, int(raw.AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER_DATA, 10)) * 1000;
-    const general = int(raw.AIOHTTP_CLIENT_TIMEOUT, 300);
-    this.callTimeoutMs = Math.max(1, int(raw.AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER, general > 0 ? general : 300)) * 1000;
+    this.callTimeoutMs = toolServerCallTimeoutMs(raw);
     this.guarded = new GuardedFetch(webFetchPolicyFromEnv(raw));
   }
 

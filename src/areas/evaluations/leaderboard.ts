@@ -1,3 +1,5 @@
+import { cosine } from '../../core/retrieval/store.js';
+
 /**
  * The arena leaderboard (routers/evaluations.py): Elo ratings over the pairwise
  * outcomes the feedbacks record. A feedback rating its answer 1 (won) or -1
@@ -88,18 +90,6 @@ export function topTags(feedbacks: RatedFeedback[], limit = 5): Map<string, { ta
 /** Every distinct tag of the feedbacks. */
 export function allTags(feedbacks: RatedFeedback[]): string[] {
   return [...new Set(feedbacks.flatMap((f) => tagsOf(f.data)))];
-}
-
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / (Math.sqrt(na) * Math.sqrt(nb) + 1e-9);
 }
 
 /** Each feedback's weight for a query: the best similarity of its tags to the query (0 without tags). */

@@ -1,4 +1,4 @@
-import { type UserRecord, publicUser } from '../../core/auth/user.js';
+import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, unauthorized } from '../../core/http/errors.js';
@@ -13,6 +13,7 @@ import {
 } from '../../core/python/host.js';
 import { ToolSourceFetcher, parseHttpUrl } from '../tools/load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from '../tools/options.js';
+import { PYTHON_IDENTIFIER, pluginUser, sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from '../tools/plugin-rules.js';
 import { ValvesCipher } from '../tools/valves-crypto.js';
 import type { UsersService } from '../users/service.js';
 import type { FunctionForm, SyncFunction } from './schemas.js';
@@ -26,14 +27,7 @@ export const FUNCTION_ERROR = {
   UPDATE_USER_VALVES: '[ERROR: Error updating function user valves]',
 } as const;
 
-/** Python's `str.isidentifier()`. */
-const IDENTIFIER = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
 const TYPES: FunctionType[] = ['pipe', 'filter', 'action', 'event'];
-
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
-
-/** `__user__` as the reference hands it to function code (UserModel dump). */
-export const functionUser = (user: UserRecord): Json => ({ ...publicUser(user) });
 
 /** What the chat layer passes when it runs a function: the host's context, with the caller as a user record. */
 export interface FunctionRunOptions extends Omit<FunctionCallContext, 'user' | 'userValves' | 'caller'> {
@@ -103,8 +97,7 @@ export class FunctionsService {
       if (!extraction.function) throw new PluginError('python_error', 'No Function class found in the module');
       return { manifest: extraction.manifest, fn: extraction.function };
     } catch (error) {
-      if (!(error instanceof PluginError)) throw error;
-      throw new HttpError(['unavailable', 'closed', 'protocol'].includes(error.code) ? 500 : 400, `[ERROR: ${error.message}]`);
+      throw sourceLoadFailure(error);
     }
   }
 
@@ -159,7 +152,7 @@ export class FunctionsService {
   // ---- writes (admins) -------------------------------------------------------------
 
   async create(user: UserRecord, form: FunctionForm) {
-    if (!IDENTIFIER.test(form.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
+    if (!PYTHON_IDENTIFIER.test(form.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
     const id = form.id.toLowerCase();
     if (await this.store().byId(id)) throw badRequest(ERROR.ID_TAKEN);
     const content = rewriteImports(form.content);
@@ -244,7 +237,7 @@ export class FunctionsService {
     const records: FunctionRecord[] = [];
     const seen = new Set<string>();
     for (const item of functions) {
-      if (!IDENTIFIER.test(item.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
+      if (!PYTHON_IDENTIFIER.test(item.id)) throw badRequest(FUNCTION_ERROR.INVALID_ID);
       const id = item.id.toLowerCase();
       if (seen.has(id)) throw badRequest(ERROR.ID_TAKEN);
       seen.add(id);
@@ -294,9 +287,9 @@ export class FunctionsService {
   async valvesSpec(user: UserRecord, id: string, kind: ValvesKind): Promise<Json | null> {
     const fn = await this.require(id);
     try {
-      return await this.python.valvesSpec(this.hostFunction(fn), kind, functionUser(user), user.id);
+      return await this.python.valvesSpec(this.hostFunction(fn), kind, pluginUser(user), user.id);
     } catch (error) {
-      throw this.hostFailure(error);
+      throw valvesHostFailure(error);
     }
   }
 
@@ -324,10 +317,7 @@ export class FunctionsService {
     await this.core.db.transaction().execute(async (trx) => {
       const current = await this.users.byId(user.id, trx);
       if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
-      const settings = { ...(current.settings ?? {}) };
-      const functions = isObject(settings.functions) ? { ...settings.functions } : {};
-      functions.valves = { ...(isObject(functions.valves) ? functions.valves : {}), [id]: this.cipher.seal(valves) };
-      settings.functions = functions;
+      const settings = settingsWithUserValves(current.settings, 'functions', id, this.cipher.seal(valves));
       await this.users.update(user.id, { settings }, trx);
       await this.core.events.publish({ event: 'function.valves_updated', actor: user, subjectId: id, subjectType: 'function', data: { scope: 'user' } }, trx);
     });
@@ -335,30 +325,19 @@ export class FunctionsService {
   }
 
   private storedUserValves(user: UserRecord, id: string): Json | null {
-    const functions = user.settings?.functions;
-    const all = isObject(functions) && isObject(functions.valves) ? functions.valves : {};
-    return this.cipher.open(all[id]);
+    return this.cipher.open(sealedUserValves(user, 'functions', id));
   }
 
   private async validate(user: UserRecord, fn: { id: string; content: string; owner: string }, kind: ValvesKind, body: Json): Promise<Json> {
     try {
       return await this.python.validateValves({ ...fn, kind: 'function' }, kind, body, user.id);
     } catch (error) {
-      if (error instanceof PluginError && error.code === 'no_valves') throw unauthorized(ERROR.NOT_FOUND);
-      if (error instanceof PluginError && error.code === 'invalid_valves') {
-        throw badRequest(kind === 'valves' ? FUNCTION_ERROR.UPDATE_VALVES : FUNCTION_ERROR.UPDATE_USER_VALVES);
-      }
-      throw this.hostFailure(error);
+      throw valvesValidationFailure(error, kind, FUNCTION_ERROR);
     }
   }
 
   private hostFunction(fn: FunctionRecord) {
     return { id: fn.id, kind: 'function' as const, content: fn.content, valves: this.cipher.open(fn.valves), owner: fn.user_id };
-  }
-
-  private hostFailure(error: unknown): unknown {
-    if (!(error instanceof PluginError)) return error;
-    return new HttpError(error.code === 'disabled' ? 400 : 500, `[ERROR: ${error.message}]`);
   }
 
   // ---- running (for the chat layer) -------------------------------------------------
@@ -384,7 +363,7 @@ export class FunctionsService {
     return this.python.callFunction<T>(this.hostFunction(fn), operation, {
       ...context,
       caller: user ?? null,
-      user: user ? functionUser(user) : null,
+      user: user ? pluginUser(user) : null,
       userValves: user ? this.storedUserValves(user, fn.id) : null,
     });
   }

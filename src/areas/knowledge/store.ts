@@ -2,6 +2,7 @@ import { type Expression, type SqlBool, sql } from 'kysely';
 import { IDS_PER_QUERY, chunks } from '../../core/db/batches.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { fromJson, toJson } from '../../core/db/json.js';
+import { containsPattern, likeLiteral } from '../../core/db/like.js';
 import type { KnowledgeDirectoryRow, KnowledgeRow } from '../../core/db/tables.js';
 
 type Json = Record<string, unknown>;
@@ -68,12 +69,10 @@ export interface FileSearch {
 const CONTENT_SEARCH_MAX_CHARS = 100_000;
 
 const asObject = (value: unknown): Json | null => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null);
-/** LIKE pattern text with its wildcards taken literally (used with `escape '\'`). */
-const likeLiteral = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`).toLowerCase()}%`;
 
 /** A file's name (or, with `includeContent`, its extracted text) contains the query, case-insensitively. */
 function fileMatch(text: string, includeContent: boolean): Expression<SqlBool> {
-  const pattern = likeLiteral(text);
+  const pattern = containsPattern(text);
   const byName = sql<SqlBool>`lower(file.filename) like ${pattern} escape '\\'`;
   // The extracted text sits in the data JSON; its first characters are searched, as the reference caps it.
   return includeContent ? sql<SqlBool>`(${byName} or lower(substr(coalesce(file.data, ''), 1, ${CONTENT_SEARCH_MAX_CHARS})) like ${pattern} escape '\\')` : byName;
@@ -171,7 +170,7 @@ export class KnowledgeStore {
   async search(search: KnowledgeSearch): Promise<{ items: KnowledgeRecord[]; total: number }> {
     let query = this.db.selectFrom('knowledge').leftJoin('user', 'user.id', 'knowledge.user_id').where(search.access);
     if (search.query) {
-      const pattern = likeLiteral(search.query);
+      const pattern = containsPattern(search.query);
       query = query.where(
         sql<SqlBool>`(lower(knowledge.name) like ${pattern} escape '\\' or lower(knowledge.description) like ${pattern} escape '\\'
           or lower(coalesce("user".name, '')) like ${pattern} escape '\\' or lower(coalesce("user".email, '')) like ${pattern} escape '\\'
@@ -339,7 +338,7 @@ export class KnowledgeStore {
       .innerJoin('file_job', 'file_job.file_id', 'file.id')
       .select(['file.id', 'file.user_id', 'file.hash', 'file.filename', 'file.data', 'file.meta', 'file.created_at', 'file.updated_at'])
       .where((eb) => eb.not(eb.exists(eb.selectFrom('knowledge_file').select('knowledge_file.id').where('knowledge_file.knowledge_id', '=', knowledgeId).whereRef('knowledge_file.file_id', '=', 'file.id'))))
-      .where('file.meta', 'like', `%${knowledgeId.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+      .where('file.meta', 'like', `%${likeLiteral(knowledgeId)}%`)
       .orderBy('file.created_at', 'desc')
       .execute();
     return rows.filter((row) => asObject(asObject(fromJson<unknown>(row.meta, null))?.data)?.knowledge_id === knowledgeId);

@@ -1,6 +1,7 @@
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { likeLiteral } from '../../core/db/like.js';
 import type { ModelRow } from '../../core/db/tables.js';
 import type { WorkspaceSearch } from '../../core/db/workspace-search.js';
 
@@ -117,7 +118,7 @@ export class ModelStore {
 
   /** Models whose meta text holds `text` (a JSON string, quoted): a quick filter before the meta is read. */
   async metaMentioning(text: string): Promise<ModelRecord[]> {
-    const needle = JSON.stringify(text).replace(/[\\%_]/g, (c) => `\\${c}`);
+    const needle = likeLiteral(JSON.stringify(text));
     const rows = await this.db
       .selectFrom('model')
       .selectAll()

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toJson } from '../../core/db/json.js';
+import { containsPattern } from '../../core/db/like.js';
 import type { NoteRow } from '../../core/db/tables.js';
 
 type Json = Record<string, unknown>;
@@ -47,8 +48,6 @@ function toRecord(row: NoteRow): NoteRecord {
   };
 }
 
-/** LIKE pattern text with its wildcards taken literally (used with `escape '\'`). */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 /** A text column without hyphens and spaces, lower case: the reference's search normalisation. */
 const squeezed = (expression: ReturnType<typeof sql>) => sql`lower(replace(replace(${expression}, '-', ''), ' ', ''))`;
 
@@ -133,7 +132,7 @@ export class NoteStore {
   async search(search: NoteSearch): Promise<{ items: (NoteRecord & { owner: { id: string; name: string; role: string; email: string } | null })[]; total: number }> {
     let query = this.db.selectFrom('note').leftJoin('user', 'user.id', 'note.user_id').where(search.access);
     for (const word of search.words) {
-      const pattern = `%${likeLiteral(word.toLowerCase())}%`;
+      const pattern = containsPattern(word);
       // The markdown sits in JSON text: searching the whole `data` text is the portable form of data.content.md.
       query = query.where((eb) =>
         eb.or([sql<SqlBool>`${squeezed(sql.ref('note.title'))} like ${pattern} escape '\\'`, sql<SqlBool>`${squeezed(sql.ref('note.data'))} like ${pattern} escape '\\'`]),

@@ -3,6 +3,7 @@ import { type Expression, type SqlBool, sql } from 'kysely';
 import { IDS_PER_QUERY, chunks } from '../../core/db/batches.js';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { containsPattern, likeLiteral } from '../../core/db/like.js';
 import type { PromptHistoryRow, PromptRow } from '../../core/db/tables.js';
 import type { WorkspaceSearch } from '../../core/db/workspace-search.js';
 
@@ -79,9 +80,6 @@ export interface PromptHead {
   version: string;
 }
 
-/** LIKE pattern text with its wildcards taken literally (used with `escape '\'`). */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 export class PromptStore {
   constructor(private readonly db: Db) {}
 
@@ -122,7 +120,7 @@ export class PromptStore {
   async search(search: WorkspaceSearch): Promise<{ items: PromptRecord[]; total: number }> {
     let query = this.db.selectFrom('prompt').leftJoin('user', 'user.id', 'prompt.user_id').where(search.access);
     if (search.query) {
-      const pattern = `%${likeLiteral(search.query.toLowerCase())}%`;
+      const pattern = containsPattern(search.query);
       query = query.where((eb) =>
         eb.or(
           ['prompt.name', 'prompt.command', 'prompt.content', 'user.name', 'user.email'].map(

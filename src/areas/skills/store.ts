@@ -1,6 +1,7 @@
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { containsPattern } from '../../core/db/like.js';
 import type { SkillRow } from '../../core/db/tables.js';
 import type { WorkspaceSearch } from '../../core/db/workspace-search.js';
 
@@ -43,9 +44,6 @@ function toRecord(row: SkillRow): SkillRecord {
   };
 }
 
-/** LIKE pattern text with its wildcards taken literally (used with `escape '\'`). */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 export class SkillStore {
   constructor(private readonly db: Db) {}
 
@@ -72,7 +70,7 @@ export class SkillStore {
   async search(search: WorkspaceSearch): Promise<{ items: SkillRecord[]; total: number }> {
     let query = this.db.selectFrom('skill').leftJoin('user', 'user.id', 'skill.user_id').where(search.access);
     if (search.query) {
-      const pattern = `%${likeLiteral(search.query.toLowerCase())}%`;
+      const pattern = containsPattern(search.query);
       query = query.where((eb) =>
         eb.or(
           ['skill.name', 'skill.description', 'skill.id', 'user.name', 'user.email'].map(

@@ -1,6 +1,6 @@
 import { type AccessGrant, grantsToAccessControl } from '../../core/access/grants.js';
 import type { AccessService, AccessSubject, SharingRule } from '../../core/access/service.js';
-import { type UserRecord, isAdmin, publicUser } from '../../core/auth/user.js';
+import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, notFound, unauthorized } from '../../core/http/errors.js';
@@ -16,6 +16,7 @@ import {
 import type { UsersService } from '../users/service.js';
 import { ToolSourceFetcher, parseHttpUrl } from './load-url.js';
 import { type ToolsOptions, toolsOptionsFromEnv } from './options.js';
+import { PYTHON_IDENTIFIER, pluginUser, sealedUserValves, settingsWithUserValves, sourceLoadFailure, valvesHostFailure, valvesValidationFailure } from './plugin-rules.js';
 import type { ToolAccessGrantsForm, ToolForm } from './schemas.js';
 import { ToolRenderings } from './renderings.js';
 import { type ToolRecord, ToolStore } from './store.js';
@@ -35,9 +36,6 @@ const [OPEN_LIST, COMMA, CLOSE_LIST] = ['[', ',', ']'].map((text) => Buffer.from
 const NO_GRANTS = Buffer.from('[],"access_control":{}');
 const SHARING: SharingRule = { publicPermission: 'sharing.public_tools' };
 
-/** Python's `str.isidentifier()`: XID_Start or `_`, then XID_Continue. */
-const IDENTIFIER = /^[\p{XID_Start}_]\p{XID_Continue}*$/u;
-
 export interface ToolOwner {
   id: string;
   name: string;
@@ -56,11 +54,6 @@ export interface ToolCallOptions extends Omit<ToolCallContext, 'user' | 'userVal
   /** The calling user: becomes `__user__`, and their stored user valves apply. */
   user?: UserRecord | null;
 }
-
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
-
-/** `__user__` as the reference hands it to tool code (UserModel dump), without the server-only variables. */
-const toolUser = (user: UserRecord): Json => ({ ...publicUser(user) });
 
 /**
  * Tools (`/api/v1/tools`): Python sources run by the plugin host, their specs,
@@ -135,8 +128,7 @@ export class ToolsService {
     try {
       return await this.python.extract(id, content, user.id);
     } catch (error) {
-      if (!(error instanceof PluginError)) throw error;
-      throw new HttpError(['unavailable', 'closed', 'protocol'].includes(error.code) ? 500 : 400, `[ERROR: ${error.message}]`);
+      throw sourceLoadFailure(error);
     }
   }
 
@@ -257,7 +249,7 @@ export class ToolsService {
   /** `POST /create`: checks, loads the source, stores the tool with its specs and grants. */
   async create(user: UserRecord, form: ToolForm) {
     if (!(await this.mayAuthor(user))) throw unauthorized(ERROR.UNAUTHORIZED);
-    if (!IDENTIFIER.test(form.id)) throw badRequest(TOOL_ERROR.INVALID_ID);
+    if (!PYTHON_IDENTIFIER.test(form.id)) throw badRequest(TOOL_ERROR.INVALID_ID);
     const id = form.id.toLowerCase();
     if (await this.store().exists(id)) throw badRequest(ERROR.ID_TAKEN);
     const grants = (await this.access.grantsOfForm(user, form, RESOURCE, SHARING)) ?? [];
@@ -377,9 +369,9 @@ export class ToolsService {
     const allowed = kind === 'valves' ? await this.canWrite(user, tool) : await this.canRead(user, tool);
     if (!allowed) throw unauthorized(ERROR.ACCESS_PROHIBITED);
     try {
-      return await this.python.valvesSpec(this.hostTool(tool), kind, toolUser(user), user.id);
+      return await this.python.valvesSpec(this.hostTool(tool), kind, pluginUser(user), user.id);
     } catch (error) {
-      throw this.hostFailure(error);
+      throw valvesHostFailure(error);
     }
   }
 
@@ -414,10 +406,7 @@ export class ToolsService {
     await this.core.db.transaction().execute(async (trx) => {
       const current = await this.users.byId(user.id, trx);
       if (!current) throw badRequest(ERROR.USER_NOT_FOUND);
-      const settings = { ...(current.settings ?? {}) };
-      const tools = isObject(settings.tools) ? { ...settings.tools } : {};
-      tools.valves = { ...(isObject(tools.valves) ? tools.valves : {}), [id]: this.cipher.seal(valves) };
-      settings.tools = tools;
+      const settings = settingsWithUserValves(current.settings, 'tools', id, this.cipher.seal(valves));
       await this.users.update(user.id, { settings }, trx);
       await this.core.events.publish(
         { event: 'tool.valves_updated', actor: user, subjectId: id, subjectType: 'tool', data: { scope: 'user' } },
@@ -428,32 +417,20 @@ export class ToolsService {
   }
 
   private storedUserValves(user: UserRecord, id: string): Json | null {
-    const tools = user.settings?.tools;
-    const all = isObject(tools) && isObject(tools.valves) ? tools.valves : {};
-    return this.cipher.open(all[id]);
+    return this.cipher.open(sealedUserValves(user, 'tools', id));
   }
 
   private async validate(user: UserRecord, tool: ToolRecord, kind: ValvesKind, body: Json): Promise<Json> {
     try {
       return await this.python.validateValves(this.hostTool(tool), kind, body, user.id);
     } catch (error) {
-      if (error instanceof PluginError && error.code === 'no_valves') throw unauthorized(ERROR.NOT_FOUND);
-      if (error instanceof PluginError && error.code === 'invalid_valves') {
-        throw badRequest(kind === 'valves' ? TOOL_ERROR.UPDATE_VALVES : TOOL_ERROR.UPDATE_USER_VALVES);
-      }
-      throw this.hostFailure(error);
+      throw valvesValidationFailure(error, kind, TOOL_ERROR);
     }
   }
 
   /** What the plugin host runs: the source, the admin valves, and the owner its workers are keyed by. */
   private hostTool(tool: ToolRecord) {
     return { id: tool.id, content: tool.content, valves: this.cipher.open(tool.valves), owner: tool.user_id };
-  }
-
-  /** A stored tool whose source no longer loads (or no Python) on a valves route: the reference's 500, with the cause. */
-  private hostFailure(error: unknown): unknown {
-    if (!(error instanceof PluginError)) return error;
-    return new HttpError(error.code === 'disabled' ? 400 : 500, `[ERROR: ${error.message}]`);
   }
 
   // ---- execution ---------------------------------------------------------------
@@ -472,7 +449,7 @@ export class ToolsService {
       ...context,
       // The tool's calls into Parley (the open_webui package) run as this user, during this call only.
       caller: user ?? null,
-      user: user ? toolUser(user) : null,
+      user: user ? pluginUser(user) : null,
       userValves: user ? this.storedUserValves(user, toolId) : null,
     });
   }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
+import { containsPattern } from '../../core/db/like.js';
 import type { UserRow, UserUpdate } from '../../core/db/tables.js';
 import type { UsageMessage } from './usage.js';
 
@@ -20,8 +21,6 @@ export interface UserListFilter {
   skip?: number;
   limit?: number;
 }
-
-const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 const JSON_FIELDS = ['info', 'variables', 'settings', 'oauth', 'scim'] as const;
 
@@ -112,7 +111,7 @@ export class UserStore {
   async list(filter: UserListFilter): Promise<{ users: UserRecord[]; total: number }> {
     let query = this.db.selectFrom('user');
     if (filter.query) {
-      const pattern = likePattern(filter.query);
+      const pattern = containsPattern(filter.query);
       query = query.where((eb) =>
         eb.or([eb(sql`lower(name)`, 'like', sql`${pattern} escape '\\'`), eb(sql`lower(email)`, 'like', sql`${pattern} escape '\\'`)]),
       );

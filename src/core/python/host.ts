@@ -208,6 +208,20 @@ export function contentHash(content: string): string {
   return createHash('sha256').update(content).digest('hex').slice(0, 32);
 }
 
+/** The parameters a tool call and a function call share: valves, the user and request, and which callbacks exist. */
+function callParams(context: ToolCallContext, valves: JsonObject | null | undefined) {
+  return {
+    valves: valves ?? null,
+    user_valves: context.userValves ?? null,
+    user: context.user ?? {},
+    metadata: context.metadata ?? null,
+    request: context.request ?? null,
+    event_emitter: Boolean(context.eventEmitter),
+    event_call: Boolean(context.eventCall),
+    bridge: Boolean(context.caller),
+  };
+}
+
 /**
  * Runs tool code in a pool of Python worker processes (plugin-host/). User code
  * never runs in Node: a call that hangs, overspends memory or kills its
@@ -384,34 +398,10 @@ export class PythonHost {
   async callTool(tool: ToolRef, functionName: string, args: JsonObject, context: ToolCallContext = {}): Promise<ToolCallResult> {
     const { id, content, valves, owner } = await this.source(tool);
     const scope = { user: context.caller?.id ?? ANONYMOUS, owner };
-    const params = {
-      function: functionName,
-      args,
-      valves: valves ?? null,
-      user_valves: context.userValves ?? null,
-      user: context.user ?? {},
-      metadata: context.metadata ?? null,
-      request: context.request ?? null,
-      extras: context.extras ?? {},
-      event_emitter: Boolean(context.eventEmitter),
-      event_call: Boolean(context.eventCall),
-      bridge: Boolean(context.caller),
-    };
-    const session = context.caller && this.bridge ? this.bridge.open(context.caller) : null;
-    const onRequest: WorkerRequestHandler = async (method, message, worker) => {
-      if (method === 'event_emitter') {
-        await context.eventEmitter?.(message.event);
-        return null;
-      }
-      if (method === 'event_call') return context.eventCall?.(message.event) ?? null;
-      if (method === 'api') return this.api(session, message, worker);
-      throw new Error(`Unknown request ${method}`);
-    };
-    try {
-      return await this.onTool(scope, { id, kind: 'tool' }, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest);
-    } finally {
-      session?.revoke();
-    }
+    const params = { function: functionName, args, ...callParams(context, valves), extras: context.extras ?? {} };
+    return this.asCaller(context, null, (onRequest) =>
+      this.onTool(scope, { id, kind: 'tool' }, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest),
+    );
   }
 
   /**
@@ -426,20 +416,24 @@ export class PythonHost {
     const params = {
       operation,
       body: context.body ?? null,
-      valves: fn.valves ?? null,
-      user_valves: context.userValves ?? null,
-      user: context.user ?? {},
-      metadata: context.metadata ?? null,
-      request: context.request ?? null,
+      ...callParams(context, fn.valves),
       extras: { ...(context.extras ?? {}), ...(context.functionExtras ?? {}) },
-      event_emitter: Boolean(context.eventEmitter),
-      event_call: Boolean(context.eventCall),
-      bridge: Boolean(context.caller),
     };
+    return this.asCaller(context, (chunk) => context.onChunk?.(chunk), (onRequest) =>
+      this.onTool<T>(scope, { id: fn.id, kind: 'function' }, fn.content, contentHash(fn.content), 'function', params, context.timeoutMs ?? this.callTimeoutMs, onRequest, context.signal),
+    );
+  }
+
+  /**
+   * Runs a call with its requests answered: events to the context's emitter, the
+   * plugin's calls into Parley as the caller (a bridge session for the call only),
+   * and, for a pipe, its streamed items to `onChunk`.
+   */
+  private async asCaller<T>(context: ToolCallContext, onChunk: ((chunk: PipeChunk) => unknown) | null, run: (onRequest: WorkerRequestHandler) => Promise<T>): Promise<T> {
     const session = context.caller && this.bridge ? this.bridge.open(context.caller) : null;
     const onRequest: WorkerRequestHandler = async (method, message, worker) => {
-      if (method === 'pipe_chunk') {
-        await context.onChunk?.(message.chunk as PipeChunk);
+      if (method === 'pipe_chunk' && onChunk) {
+        await onChunk(message.chunk as PipeChunk);
         return null;
       }
       if (method === 'event_emitter') {
@@ -451,7 +445,7 @@ export class PythonHost {
       throw new Error(`Unknown request ${method}`);
     };
     try {
-      return await this.onTool<T>(scope, { id: fn.id, kind: 'function' }, fn.content, contentHash(fn.content), 'function', params, context.timeoutMs ?? this.callTimeoutMs, onRequest, context.signal);
+      return await run(onRequest);
     } finally {
       session?.revoke();
     }

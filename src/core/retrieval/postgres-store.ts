@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { chunks as slices, IDS_PER_QUERY } from '../db/batches.js';
 import type { Db } from '../db/database.js';
-import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type StoredChunk } from './store.js';
+import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type StoredChunk, toStored } from './store.js';
 
 /** Rows per insert statement: 5 parameters per chunk row, under PostgreSQL's 65,535. */
 const ROWS_PER_INSERT = 1000;
@@ -139,15 +139,4 @@ export class PostgresChunkStore implements ChunkStore {
   }
 
   async close(): Promise<void> {}
-}
-
-interface RawChunk {
-  id: number;
-  collection: string;
-  text: string;
-  metadata: string;
-}
-
-function toStored(row: RawChunk): StoredChunk {
-  return { id: Number(row.id), collection: row.collection, text: row.text, metadata: JSON.parse(row.metadata) as Record<string, unknown> };
 }

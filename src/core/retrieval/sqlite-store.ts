@@ -4,8 +4,8 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { chunks as slices } from '../db/batches.js';
-import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, StoredChunk } from './store.js';
-import { cosine, queryWords } from './store.js';
+import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, RawChunk, StoredChunk } from './store.js';
+import { cosine, queryWords, toStored } from './store.js';
 
 /**
  * The embedded chunk store: one SQLite file of its own, DATA_DIR/vector_db/retrieval.db (the
@@ -252,15 +252,4 @@ export class SqliteChunkStore implements ChunkStore {
   async close(): Promise<void> {
     this.db.close();
   }
-}
-
-interface RawChunk {
-  id: number;
-  collection: string;
-  text: string;
-  metadata: string;
-}
-
-function toStored(row: RawChunk): StoredChunk {
-  return { id: row.id, collection: row.collection, text: row.text, metadata: JSON.parse(row.metadata) as Record<string, unknown> };
 }

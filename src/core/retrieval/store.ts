@@ -18,6 +18,18 @@ export interface StoredChunk {
   metadata: Record<string, unknown>;
 }
 
+/** A chunk row as both stores read it: the metadata still JSON text, the id a number or (PostgreSQL bigint) its text. */
+export interface RawChunk {
+  id: number | string;
+  collection: string;
+  text: string;
+  metadata: string;
+}
+
+export function toStored(row: RawChunk): StoredChunk {
+  return { id: Number(row.id), collection: row.collection, text: row.text, metadata: JSON.parse(row.metadata) as Record<string, unknown> };
+}
+
 /** A chunk found by a search: `score` higher is better (BM25, or cosine similarity). */
 export interface FoundChunk extends StoredChunk {
   score: number;

@@ -5,7 +5,8 @@ import { RETRY_SCHEDULE_MS } from '../../../src/core/events/retry.js';
 import { TestClock } from '../../helpers/server.js';
 import { type Account, addUser } from '../../helpers/users.js';
 import { ServerWorld, useServer, startWorld } from '../../helpers/world.js';
-import { eventually, Receiver } from './receiver.js';
+import { eventually } from '../../helpers/eventually.js';
+import { Receiver } from './receiver.js';
 
 const LOCAL = { EVENT_WEBHOOK_ALLOW_LOCAL: 'true' };
 /** A receiver that answers 200 unless a test sets its behaviour. */

@@ -3,7 +3,8 @@ import { ApiClient, type TestServer } from '../../helpers/server.js';
 import { signup } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 import { ChildServer, useBuiltServerStore } from '../../helpers/child-server.js';
-import { eventually, Receiver } from './receiver.js';
+import { eventually } from '../../helpers/eventually.js';
+import { Receiver } from './receiver.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startRedis } from '../../helpers/redis.js';
 import { useServer } from '../../helpers/world.js';
-import { eventually } from '../events/receiver.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const PIPE = `"""
 title: Shared pipe

@@ -4,7 +4,8 @@ import { startRedis } from '../../helpers/redis.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 import type { TestServer } from '../../helpers/server.js';
-import { NoteEditor, eventually, paragraph } from './editor.js';
+import { eventuallyPasses } from '../../helpers/eventually.js';
+import { NoteEditor, paragraph } from './editor.js';
 
 /**
  * Collaborative editing over the socket (socket/main.py `ydoc:*`): editors of one
@@ -48,18 +49,18 @@ describe('collaborative editing', () => {
     const [alice, walt] = [await editor(world.owner, noteId), await editor(world.writer, noteId)];
     expect(await alice.join()).toBe(true);
     expect(await walt.join()).toBe(true);
-    await eventually(() => expect(alice.received.some((r) => r.event === 'ydoc:user:joined')).toBe(true));
+    await eventuallyPasses(() => expect(alice.received.some((r) => r.event === 'ydoc:user:joined')).toBe(true));
 
     // Both type before either hears the other.
     alice.type('Alpha from Olive');
     walt.type('Beta from Walt');
     expect(await alice.settled()).toEqual([true]);
     expect(await walt.settled()).toEqual([true]);
-    await eventually(() => expect(alice.text()).toBe(walt.text()));
+    await eventuallyPasses(() => expect(alice.text()).toBe(walt.text()));
     expect(alice.text()).toContain('Alpha from Olive');
     expect(alice.text()).toContain('Beta from Walt');
 
-    await eventually(async () => {
+    await eventuallyPasses(async () => {
       const md = await savedMarkdown(noteId);
       expect(md).toContain('Alpha from Olive');
       expect(md).toContain('Beta from Walt');
@@ -80,7 +81,7 @@ describe('collaborative editing', () => {
     await owner.join();
     owner.type('Kept');
     await owner.settled();
-    await eventually(async () => expect(await savedMarkdown(noteId)).toBe('Kept'));
+    await eventuallyPasses(async () => expect(await savedMarkdown(noteId)).toBe('Kept'));
 
     const reader = await editor(world.reader, noteId);
     expect(await reader.join()).toBe(true);
@@ -113,9 +114,9 @@ describe('collaborative editing', () => {
     await owner.join();
     await writer.join();
     expect(await writer.socket.timeout(5000).emitWithAck('ydoc:awareness:update', { document_id: `note:${noteId}`, user_id: 'spoofed', update: [123, 125] })).toBe(true);
-    await eventually(() => expect(owner.received.find((r) => r.event === 'ydoc:awareness:update')?.data).toEqual({ document_id: `note:${noteId}`, user_id: world.writer.id, update: [123, 125] }));
+    await eventuallyPasses(() => expect(owner.received.find((r) => r.event === 'ydoc:awareness:update')?.data).toEqual({ document_id: `note:${noteId}`, user_id: world.writer.id, update: [123, 125] }));
     expect(await writer.socket.timeout(5000).emitWithAck('ydoc:document:leave', { document_id: `note:${noteId}` })).toBe(true);
-    await eventually(() => expect(owner.received.find((r) => r.event === 'ydoc:user:left')?.data).toEqual({ document_id: `note:${noteId}`, user_id: world.writer.id }));
+    await eventuallyPasses(() => expect(owner.received.find((r) => r.event === 'ydoc:user:left')?.data).toEqual({ document_id: `note:${noteId}`, user_id: world.writer.id }));
     // Having left, it may no longer push updates.
     expect(await writer.socket.timeout(5000).emitWithAck('ydoc:document:update', { document_id: `note:${noteId}`, update: [0, 0] })).toBe(false);
   });
@@ -129,7 +130,7 @@ describe('collaborative editing', () => {
     await reader.socket.timeout(5000).emitWithAck('join-note', { auth: { token: world.reader.token }, note_id: noteId });
     await stranger.socket.timeout(5000).emitWithAck('join-note', { auth: { token: world.stranger.token }, note_id: noteId });
     expect((await world.api.post(`/api/v1/notes/${noteId}/update`, { title: 'Renamed' }, { token: world.owner.token })).status).toBe(200);
-    await eventually(() => expect(heard.reader.map((n) => n.title)).toEqual(['Renamed']));
+    await eventuallyPasses(() => expect(heard.reader.map((n) => n.title)).toEqual(['Renamed']));
     expect(heard.stranger).toEqual([]);
   });
 
@@ -140,7 +141,7 @@ describe('collaborative editing', () => {
     owner.type('Typed then gone');
     await owner.settled();
     owner.close();
-    await eventually(async () => expect(await savedMarkdown(noteId)).toBe('Typed then gone'), 400);
+    await eventuallyPasses(async () => expect(await savedMarkdown(noteId)).toBe('Typed then gone'), 400);
   });
 
   it('keeps acknowledged edits that were never saved across a restart', async () => {
@@ -149,7 +150,7 @@ describe('collaborative editing', () => {
     await owner.join();
     owner.type('Before the crash');
     await owner.settled();
-    await eventually(async () => expect(await savedMarkdown(noteId)).toBe('Before the crash'));
+    await eventuallyPasses(async () => expect(await savedMarkdown(noteId)).toBe('Before the crash'));
     // As after a kill -9 between storing an update and saving the note: an update stored, no save to come.
     const { notes } = world.server.parley.services;
     const late = new Y.Doc();
@@ -158,7 +159,7 @@ describe('collaborative editing', () => {
     late.getXmlFragment('prosemirror').insert(1, [paragraph('Stored, never saved')]);
     await notes.appendUpdate(noteId, Y.encodeStateAsUpdate(late, before));
     await world.restart();
-    await eventually(async () => expect(await savedMarkdown(noteId)).toBe('Before the crash\n\nStored, never saved'));
+    await eventuallyPasses(async () => expect(await savedMarkdown(noteId)).toBe('Before the crash\n\nStored, never saved'));
     const back = await editor(world.writer, noteId);
     expect(await back.join()).toBe(true);
     expect(back.text()).toBe('<paragraph>Before the crash</paragraph><paragraph>Stored, never saved</paragraph>');
@@ -194,12 +195,12 @@ describe('collaborative editing across instances sharing Redis', () => {
     there.type('From the second');
     await here.settled();
     await there.settled();
-    await eventually(() => {
+    await eventuallyPasses(() => {
       expect(here.text()).toBe(there.text());
       expect(here.text()).toContain('From the first');
       expect(here.text()).toContain('From the second');
     });
-    await eventually(async () => {
+    await eventuallyPasses(async () => {
       const md = (await multi.api.get(`/api/v1/notes/${note.body.id}`, { token: multi.admin.token })).body.data?.content?.md;
       expect(md).toContain('From the first');
       expect(md).toContain('From the second');

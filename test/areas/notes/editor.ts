@@ -82,18 +82,4 @@ export function paragraph(text: string): Y.XmlElement {
   return element;
 }
 
-/** Waits until `check` passes (polling), failing with its last error after `timeoutMs`. */
-export async function eventually(check: () => void | Promise<void>, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() - start > timeoutMs) throw error;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
-
 export { expect };

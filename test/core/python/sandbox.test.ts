@@ -6,6 +6,7 @@ import { readEnv } from '../../../src/config/env.js';
 import type { UserRecord } from '../../../src/core/auth/user.js';
 import type { PythonHost } from '../../../src/core/python/host.js';
 import { Sandbox } from '../../../src/core/python/sandbox.js';
+import { eventually } from '../../helpers/eventually.js';
 import { TOOLS_DIR, testHost } from './helpers.js';
 
 /** Issue 14 §3-4: what a call's processes leave behind, and whether one user's calls hold up another's. */
@@ -24,13 +25,6 @@ function sleepers(marker: string): number[] {
     }
   }
   return found;
-}
-
-async function eventually(check: () => boolean, ms = 3000): Promise<boolean> {
-  for (const started = Date.now(); Date.now() - started < ms; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    if (check()) return true;
-  }
-  return check();
 }
 
 const uniqueMarker = () => `${900 + Math.floor(Math.random() * 99)}.${process.pid}${Date.now() % 100_000}`;
