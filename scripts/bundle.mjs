@@ -59,6 +59,8 @@ try {
     external: [
       ...['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
       ...['pg', 'ioredis', '@socket.io/redis-adapter', 'unpdf', 'mammoth', 'jszip', '@aws-sdk/client-s3'],
+      // Read at first use through require (core/tokens.ts): megabytes of ranks kept out of the start.
+      'js-tiktoken',
     ],
     // Bundled CommonJS packages call require() for Node's own modules.
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },

@@ -1,4 +1,25 @@
-import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { createRequire } from 'node:module';
+import type { Tiktoken } from 'js-tiktoken/lite';
+
+/** The tiktoken encodings js-tiktoken ships ranks for. */
+const ENCODINGS = new Set(['cl100k_base', 'o200k_base', 'p50k_base', 'p50k_edit', 'r50k_base', 'gpt2']);
+const requireAtFirstUse = createRequire(import.meta.url);
+const encodings = new Map<string, Tiktoken>();
+
+/**
+ * A tiktoken encoding by name. Its ranks (megabytes of text, tens of megabytes once parsed) are
+ * read at its first use, synchronously, not at start: most instances never estimate a token count.
+ */
+export function encodingOf(name: string): Tiktoken {
+  let encoding = encodings.get(name);
+  if (!encoding) {
+    if (!ENCODINGS.has(name)) throw new Error(`Unknown tiktoken encoding: ${name}`);
+    const { Tiktoken } = requireAtFirstUse('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+    encoding = new Tiktoken(requireAtFirstUse(`js-tiktoken/ranks/${name}`) as ConstructorParameters<typeof Tiktoken>[0]);
+    encodings.set(name, encoding);
+  }
+  return encoding;
+}
 
 /**
  * Token counts of an answer: the provider's `usage` when it reported one (under
@@ -11,12 +32,9 @@ export interface TokenCounts {
   estimated: boolean;
 }
 
-let encoding: Tiktoken | null = null;
-
 export function countTokens(text: string): number {
   if (!text) return 0;
-  encoding ??= getEncoding('cl100k_base');
-  return encoding.encode(text, [], []).length;
+  return encodingOf('cl100k_base').encode(text, [], []).length;
 }
 
 const count = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : null);

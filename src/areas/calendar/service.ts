@@ -8,7 +8,6 @@ import type { Realtime } from '../../core/realtime/server.js';
 import { Recurrence, RecurrenceError, toWallClock } from '../../core/scheduler/recurrence.js';
 import type { AutomationsService } from '../automations/service.js';
 import type { UsersService } from '../users/service.js';
-import { calendarFeed, parseCalendar } from './ics.js';
 import type { CalendarEventForm, CalendarEventUpdateForm, CalendarForm, CalendarUpdateForm, EventsQuery, SearchQuery } from './schemas.js';
 import { type AttendeeRecord, type CalendarRecord, CalendarStore, type EventRecord, type EventWrite } from './store.js';
 
@@ -419,6 +418,8 @@ export class CalendarService {
     const calendar = token && this.core.settings.get<boolean>('calendar.enable') ? await this.store().calendarByFeedToken(token) : null;
     if (!calendar) throw notFound();
     const owner = await this.users.byId(calendar.user_id);
+    // iCalendar's packages are loaded at the first feed or import, not at start.
+    const { calendarFeed } = await import('./ics.js');
     return calendarFeed(calendar.name, owner?.timezone ?? 'UTC', await this.store().eventsOf(calendar.id));
   }
 
@@ -426,6 +427,7 @@ export class CalendarService {
   async importIcs(user: UserRecord, calendarId: string, ics: string): Promise<{ imported: number; skipped: number }> {
     await this.requireFeature(user);
     await this.calendarFor(user, calendarId, 'write');
+    const { parseCalendar } = await import('./ics.js');
     let parsed;
     try {
       parsed = parseCalendar(ics, user.timezone ?? 'UTC');

@@ -1,5 +1,4 @@
 import { buffer } from 'node:stream/consumers';
-import sharp from 'sharp';
 import type { UserRecord } from '../../core/auth/user.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
 import type { FilesService } from '../files/service.js';
@@ -85,6 +84,8 @@ export class ConversationImages {
     const raster = rasterOf(bytes);
     const { width, height } = this.bounds();
     if (!raster || (!width && !height)) return `data:${raster ? `image/${raster}` : contentType};base64,${bytes.toString('base64')}`;
+    // sharp (libvips, a native library of tens of megabytes) is loaded at the first image to scale, not at start.
+    const { default: sharp } = await import('sharp');
     const image = sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS }).autoOrient();
     const meta = await image.metadata();
     const [w, h] = (meta.orientation ?? 1) >= 5 ? [meta.height, meta.width] : [meta.width, meta.height];

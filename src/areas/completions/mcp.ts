@@ -1,5 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { int } from '../../config/env.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
@@ -68,6 +67,11 @@ export class McpServers {
 
   /** A connected client; closed by the caller. */
   private async connect(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Client> {
+    // The MCP SDK is loaded at the first MCP server a chat reaches, not at start.
+    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
     const client = new Client({ name: 'Parley', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
     await client.connect(transport, { signal, timeout: this.initializeTimeoutMs });

@@ -1,5 +1,3 @@
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
 import { FetchLimitError, GuardedFetch } from '../../core/http/guarded-fetch.js';
 import type { UrlGuard, UrlPolicy } from '../../core/http/url-guard.js';
 import { pdfText } from '../files/extract.js';
@@ -60,7 +58,7 @@ export class PageLoader {
     }
     if (!isText(type)) throw new PageLoadError(`${url} is ${type}, which is not a web page, text or PDF`);
     const text = decode(body, contentType);
-    if (type.includes('html') || (!type && /^\s*</.test(text))) return htmlPage(text, url);
+    if (type.includes('html') || (!type && /^\s*</.test(text))) return await htmlPage(text, url);
     return { text, metadata: { source: url } };
   }
 
@@ -93,7 +91,9 @@ function decode(body: Buffer, contentType: string): string {
 }
 
 /** The main text of an HTML page, with the page's title, description and language. */
-function htmlPage(html: string, url: string): LoadedPage {
+async function htmlPage(html: string, url: string): Promise<LoadedPage> {
+  // The DOM and Readability are loaded at the first page, not at start.
+  const [{ Readability }, { parseHTML }] = await Promise.all([import('@mozilla/readability'), import('linkedom')]);
   const { document } = parseHTML(html);
   const metadata: Record<string, unknown> = { source: url };
   const title = document.querySelector('title')?.textContent;

@@ -1,4 +1,4 @@
-import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { encodingOf } from '../tokens.js';
 import type { RetrievalDocument } from './retrieval.js';
 
 /**
@@ -76,16 +76,6 @@ function recursiveSplit(text: string, separators: string[], size: number, overla
   }
   if (good.length > 0) chunks.push(...mergeSplits(good, '', size, overlap, length));
   return chunks;
-}
-
-const encodings = new Map<string, Tiktoken>();
-function encodingOf(name: string): Tiktoken {
-  let encoding = encodings.get(name);
-  if (!encoding) {
-    encoding = getEncoding(name as Parameters<typeof getEncoding>[0]);
-    encodings.set(name, encoding);
-  }
-  return encoding;
 }
 
 /** LangChain's split_text_on_tokens: windows of `size` tokens moving by `size - overlap`. */

@@ -1,4 +1,3 @@
-import { parseHTML } from 'linkedom';
 import type { SearchProvider } from './context.js';
 import { SearchHttpError } from './http.js';
 import { filterByDomain, type Json, result } from './results.js';
@@ -16,13 +15,14 @@ export const searchDuckDuckGo: SearchProvider = async (query, { http, endpoints,
     form: { q: query, b: '', l: 'us-en', kp: '-1' },
   });
   if (status >= 400) throw new SearchHttpError(status, endpoints.duckduckgo);
-  return filterByDomain(duckDuckGoResults(text), filterList)
+  return filterByDomain(await duckDuckGoResults(text), filterList)
     .slice(0, count)
     .map((item) => result(item.href, item.title, item.body));
 };
 
 /** `{href, title, body}` of each result on a results page, without adverts and duplicates. */
-function duckDuckGoResults(html: string): Json[] {
+async function duckDuckGoResults(html: string): Promise<Json[]> {
+  const { parseHTML } = await import('linkedom');
   const { document } = parseHTML(html);
   const seen = new Set<string>();
   const items: Json[] = [];
