@@ -119,7 +119,11 @@ export class Realtime {
       const pub = await connectRedis(this.options.redisUrl, this.deps.log, 'socket-pub');
       const sub = await connectRedis(this.options.redisUrl, this.deps.log, 'socket-sub');
       this.redis = { pub, sub };
-      io.adapter(createAdapter(pub, sub, { key: `${this.options.redisKeyPrefix}:socket.io`, publishOnSpecificResponseChannel: true }));
+      const key = `${this.options.redisKeyPrefix}:socket.io`;
+      io.adapter(createAdapter(pub, sub, { key, publishOnSpecificResponseChannel: true }));
+      // The adapter subscribes without telling when it is done: the same subscription, answered after
+      // its own on that connection, says so. Until then another instance's broadcasts would be missed.
+      await sub.psubscribe(`${key}#/#*`);
     }
     // The handshake's token is checked before the connection is acknowledged, so the socket is in its
     // user's room by the time the client sees `connect`. Connections are never refused (`always_connect`).
