@@ -5,18 +5,27 @@
  * the fake model provider (`ctx.upstream()`). `startUpstream()` starts the
  * provider's process (run.js owns the processes it starts).
  */
+const STALE_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 export function createContext(parley, { startUpstream }) {
   const url = parley.url;
 
   async function call(method, path, body, { token, headers } = {}) {
-    const response = await fetch(url + path, {
-      method,
-      headers: {
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...headers,
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
+    const send = () =>
+      fetch(url + path, {
+        method,
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...headers,
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+    // A kept-alive connection the server closed while a scenario seeded for long (analytics) fails
+    // before the request is sent: sent again once, on a new connection.
+    const response = await send().catch((error) => {
+      if (!STALE_CONNECTION.has(error?.cause?.code)) throw error;
+      return send();
     });
     const text = await response.text();
     let json;
