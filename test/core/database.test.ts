@@ -67,4 +67,23 @@ if (dialect === 'sqlite') describe('SQLite single connection', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('copies the embedded database online while writes go on', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-db-'));
+    const parley = await buildParley({ env: readEnv({ DATA_DIR: dataDir, WEBUI_SECRET_KEY: 'k' }), logLevel: 'silent' });
+    try {
+      const write = (i: number) =>
+        parley.core.db.insertInto('config').values({ key: `backup-${i}`, value: '{}' } as never).execute();
+      await write(0);
+      const copy = path.join(dataDir, 'copy.db');
+      await Promise.all([parley.core.database.backupTo!(copy), ...[1, 2, 3].map(write)]);
+      const copied = new (await import('better-sqlite3')).default(copy, { readonly: true });
+      const keys = copied.prepare("select key from config where key like 'backup-%'").all() as { key: string }[];
+      copied.close();
+      expect(keys.map((k) => k.key)).toContain('backup-0');
+    } finally {
+      await parley.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -37,6 +37,12 @@ export interface DatabaseHandle {
    * foreign-key cascades are not seen.
    */
   onWrite(tables: string[], listener: () => void): void;
+  /**
+   * Embedded database only: writes a consistent copy of it to `file` while the
+   * server keeps writing (SQLite's online backup), never the live file mid-write.
+   * Null on PostgreSQL, whose backups are the operator's `pg_dump`.
+   */
+  backupTo: ((file: string) => Promise<void>) | null;
   close(): Promise<void>;
 }
 
@@ -240,12 +246,27 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const db = new HookedKysely(new PostgresDialect({ pool: () => postgresPool(url) }));
-    return { db, dialect: 'postgres', onWrite: (tables, listener) => db.writes.on(tables, listener), close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'postgres',
+      onWrite: (tables, listener) => db.writes.on(tables, listener),
+      backupTo: null,
+      close: () => db.destroy(),
+    };
   }
   let file = path.join(options.dataDir, 'webui.db');
   if (url?.startsWith('sqlite:')) file = url.replace(/^sqlite:(\/\/)?/, '');
-  const db = new HookedKysely(new GuardedSqliteDialect({ database: openSqlite(file) }));
-  return { db, dialect: 'sqlite', onWrite: (tables, listener) => db.writes.on(tables, listener), close: () => db.destroy() };
+  const database = openSqlite(file);
+  const db = new HookedKysely(new GuardedSqliteDialect({ database }));
+  return {
+    db,
+    dialect: 'sqlite',
+    onWrite: (tables, listener) => db.writes.on(tables, listener),
+    backupTo: async (destination) => {
+      await database.backup(destination);
+    },
+    close: () => db.destroy(),
+  };
 }
 
 /**
