@@ -197,12 +197,13 @@ function conditions(eb: ChatExpressions, filter: ChatFilter): Expression<SqlBool
   if (filter.titleContains) terms.push(sql<SqlBool>`lower(chat.title) like ${containsPattern(filter.titleContains)} escape '\\'`);
   if (filter.textContains !== undefined) {
     const pattern = containsPattern(filter.textContains);
-    terms.push(
-      eb.or([
-        sql<SqlBool>`lower(chat.title) like ${pattern} escape '\\'`,
-        sql<SqlBool>`exists (select 1 from chat_message m where m.chat_id = chat.id and lower(m.content) like ${pattern} escape '\\')`,
-      ]),
-    );
+    // A message row carries its chat owner's id: for one user's chats only that user's messages are
+    // read (through their index), however many other users' messages the table holds.
+    const inMessages =
+      filter.userId !== undefined
+        ? sql<SqlBool>`chat.id in (select m.chat_id from chat_message m where m.user_id = ${filter.userId} and lower(m.content) like ${pattern} escape '\\')`
+        : sql<SqlBool>`exists (select 1 from chat_message m where m.chat_id = chat.id and lower(m.content) like ${pattern} escape '\\')`;
+    terms.push(eb.or([sql<SqlBool>`lower(chat.title) like ${pattern} escape '\\'`, inMessages]));
   }
   for (const tagId of filter.tagIds ?? []) terms.push(sql<SqlBool>`exists (select 1 from chat_tag t where t.chat_id = chat.id and t.tag_id = ${tagId})`);
   if (filter.untagged) terms.push(sql<SqlBool>`not exists (select 1 from chat_tag t where t.chat_id = chat.id)`);
