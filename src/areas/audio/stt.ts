@@ -57,13 +57,13 @@ const languagesOf = (language: string | null) => (language ? [language, null] : 
 
 /** Tries each language until one is answered 200; a refusal of the last is passed on. */
 async function firstAnswered(language: string | null, send: (language: string | null) => Promise<Response>): Promise<Response> {
-  let response: Response | null = null;
-  for (const candidate of languagesOf(language)) {
-    response = await send(candidate);
-    if (response.ok) return response;
+  const candidates = languagesOf(language);
+  for (const [i, candidate] of candidates.entries()) {
+    const response = await send(candidate);
+    if (response.ok || i === candidates.length - 1) return response;
     await response.body?.cancel();
   }
-  return response!;
+  throw new Error('no language to try');
 }
 
 const textOf = (answer: Record<string, unknown>) => (typeof answer.text === 'string' ? answer.text : '');
