@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,6 +9,8 @@ import type { AccessService } from '../../core/access/service.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { ERROR, badRequest, forbidden, notFound } from '../../core/http/errors.js';
+import { forwardedUserHeaders } from '../../core/upstream/headers.js';
+import { type UpstreamOptions, readUpstreamOptions } from '../../core/upstream/options.js';
 import { convertToMp3, needsConversion, splitForUpload, transcodeToMp3 } from './ffmpeg.js';
 import type { AudioConfigForm } from './schemas.js';
 import { type AudioOptions, readAudioOptions, STT_SETTINGS, type SttConfig, TTS_SETTINGS, type TtsConfig } from './settings.js';
@@ -60,6 +62,7 @@ export interface ReceivedRecording {
  */
 export class AudioService {
   readonly options: AudioOptions;
+  private readonly forwardUserInfo: UpstreamOptions['forwardUserInfo'];
   private readonly speechDir: string;
   private readonly transcriptionDir: string;
 
@@ -68,6 +71,7 @@ export class AudioService {
     private readonly access: AccessService,
   ) {
     this.options = readAudioOptions(core.env.raw);
+    this.forwardUserInfo = readUpstreamOptions(core.env.raw).forwardUserInfo;
     this.speechDir = path.join(core.env.dataDir, 'cache', 'audio', 'speech');
     this.transcriptionDir = path.join(core.env.dataDir, 'cache', 'audio', 'transcriptions');
   }
@@ -144,7 +148,7 @@ export class AudioService {
   /** `POST /transcriptions`: the received recording's text, with its stored name as the reference answers. */
   async transcribeRecording(user: UserRecord, recording: ReceivedRecording, language: string | null): Promise<{ text: string; filename: string }> {
     try {
-      const text = await this.transcribe(recording.path, recording.dir, language || null);
+      const text = await this.transcribe(recording.path, recording.dir, language || null, user);
       await this.core.events.publish({
         event: 'audio.transcription_requested',
         actor: user,
@@ -169,22 +173,23 @@ export class AudioService {
       // Providers read the format from the name's extension.
       const extension = extensionOf(input.name);
       const named = path.join(dir, extension && /^[a-z0-9]{1,16}$/.test(extension) ? `recording.${extension}` : 'recording');
-      await writeFile(named, await readFile(input.path));
-      return await this.transcribe(named, dir, null);
+      await copyFile(input.path, named);
+      return await this.transcribe(named, dir, null, null);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
 
   /** The reference's `transcribe`: converted when providers would not take it, compressed and split, each piece sent, the texts joined in order. */
-  private async transcribe(file: string, workDir: string, language: string | null): Promise<string> {
+  private async transcribe(file: string, workDir: string, asked: string | null, user: UserRecord | null): Promise<string> {
     const config = this.stt();
     if (LOCAL_STT_ENGINES.has(config.ENGINE)) throw badRequest(LOCAL_WHISPER);
     const engine = STT_ENGINES[config.ENGINE];
     if (!engine) throw badRequest(`Unsupported STT engine: ${config.ENGINE}`);
     const source = (await needsConversion(file)) ? await convertToMp3(file, workDir) : file;
     const pieces = await splitForUpload(source, this.options.maxChunkBytes, workDir);
-    const texts = await Promise.all(pieces.map((piece) => engine({ path: piece, filename: path.basename(piece) }, { config, options: this.options, language, workDir })));
+    const request = { config, options: this.options, language: this.options.language ?? asked, workDir, userHeaders: await forwardedUserHeaders(this.forwardUserInfo, user) };
+    const texts = await Promise.all(pieces.map((piece) => engine({ path: piece, filename: path.basename(piece) }, request)));
     return texts.join(' ');
   }
 
@@ -210,7 +215,7 @@ export class AudioService {
     if (config.ENGINE === 'transformers') throw badRequest(LOCAL_TTS);
     const engine = TTS_ENGINES[config.ENGINE];
     if (!engine) throw badRequest(`Unsupported TTS engine: ${config.ENGINE}`);
-    const audio = await engine({ payload, voice, config, options: this.options });
+    const audio = await engine({ payload, voice, config, options: this.options, userHeaders: await forwardedUserHeaders(this.forwardUserInfo, user) });
     await mkdir(this.speechDir, { recursive: true });
     const temporary = path.join(this.speechDir, `${name}.${randomUUID()}.tmp`);
     try {

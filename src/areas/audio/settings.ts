@@ -82,6 +82,8 @@ export interface AudioOptions {
   maxChunkBytes: number;
   /** AUDIO_REQUEST_TIMEOUT, seconds: the longest call to a provider (speech or one chunk's transcription). */
   timeoutMs: number;
+  /** WHISPER_LANGUAGE: asked of speech-to-text instead of the request's language (the reference's). */
+  language: string | null;
 }
 
 export function readAudioOptions(raw: Record<string, string | undefined>): AudioOptions {
@@ -94,5 +96,6 @@ export function readAudioOptions(raw: Record<string, string | undefined>): Audio
     deepgramBaseUrl: (raw.DEEPGRAM_API_BASE_URL || 'https://api.deepgram.com').replace(/\/+$/, ''),
     maxChunkBytes: Math.round(positive(raw.AUDIO_STT_MAX_CHUNK_SIZE_MB, 20) * 1024 * 1024),
     timeoutMs: Math.round(positive(raw.AUDIO_REQUEST_TIMEOUT, 300) * 1000),
+    language: raw.WHISPER_LANGUAGE?.trim() || null,
   };
 }

@@ -26,6 +26,8 @@ export interface SttRequest {
   language: string | null;
   /** Where a conversion may write (removed after the transcription). */
   workDir: string;
+  /** The user's identity for OpenAI-compatible providers (ENABLE_FORWARD_USER_INFO_HEADERS), or none. */
+  userHeaders: Record<string, string>;
 }
 
 type SttEngine = (piece: RecordingPiece, request: SttRequest) => Promise<string>;
@@ -68,9 +70,9 @@ async function firstAnswered(language: string | null, send: (language: string | 
 
 const textOf = (answer: Record<string, unknown>) => (typeof answer.text === 'string' ? answer.text : '');
 
-const openai: SttEngine = async (piece, { config, options, language }) => {
+const openai: SttEngine = async (piece, { config, options, language, userHeaders }) => {
   const url = `${trimSlash(config.OPENAI_API_BASE_URL)}/audio/transcriptions`;
-  const auth = { authorization: `Bearer ${config.OPENAI_API_KEY}` };
+  const auth = { authorization: `Bearer ${config.OPENAI_API_KEY}`, ...userHeaders };
   const asJson = (config.OPENAI_API_REQUEST_FORMAT || 'multipart').toLowerCase() === 'json';
   const extension = extensionOf(piece.filename) || 'wav';
   const data = asJson ? (await readFile(piece.path)).toString('base64') : '';

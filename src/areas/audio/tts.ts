@@ -15,6 +15,8 @@ export interface SpeechRequest {
   voice: string;
   config: TtsConfig;
   options: AudioOptions;
+  /** The user's identity for OpenAI-compatible providers (ENABLE_FORWARD_USER_INFO_HEADERS), or none. */
+  userHeaders: Record<string, string>;
 }
 
 export interface SpeechAudio {
@@ -37,11 +39,11 @@ async function audioOf(response: Response, fallbackType: string): Promise<Speech
 
 const isOpenAI = (baseUrl: string) => baseUrl.startsWith('https://api.openai.com');
 
-const openai: TtsEngine = async ({ payload, voice, config, options }) => {
+const openai: TtsEngine = async ({ payload, voice, config, options, userHeaders }) => {
   const body = { ...payload, model: config.MODEL, voice, ...(config.OPENAI_PARAMS ?? {}) };
   const response = await callProvider(
     `${trimSlash(config.OPENAI_API_BASE_URL)}/audio/speech`,
-    { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${config.OPENAI_API_KEY}` }, body: JSON.stringify(body) },
+    { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${config.OPENAI_API_KEY}`, ...userHeaders }, body: JSON.stringify(body) },
     options.timeoutMs,
   );
   return audioOf(response, 'audio/mpeg');

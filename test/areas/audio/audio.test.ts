@@ -32,7 +32,7 @@ afterAll(() => rmSync(here, { recursive: true, force: true }));
 const world = useServer({
   fakes: { start: async () => ({ speech: await startFakeSpeech() }), env: ({ speech }) => ({ ELEVENLABS_API_BASE_URL: speech.url, DEEPGRAM_API_BASE_URL: speech.url }) },
   // Recordings over 50 KB are compressed, then split.
-  env: { AUDIO_STT_MAX_CHUNK_SIZE_MB: '0.05' },
+  env: { AUDIO_STT_MAX_CHUNK_SIZE_MB: '0.05', ENABLE_FORWARD_USER_INFO_HEADERS: 'true' },
   users: { member: 'user' },
 });
 
@@ -99,6 +99,7 @@ describe('speech-to-text', () => {
     expect(res.body.filename).toMatch(/^[0-9a-f-]{36}\.mp3$/);
     const [call] = speech.requests;
     expect(call!.headers.authorization).toBe('Bearer sk-stt');
+    expect(call!.headers['x-openwebui-user-id']).toBe(world.member.id);
     expect(call!.headers['content-type']).toMatch(/^multipart\/form-data/);
     expect(call!.form).toMatchObject({ model: 'whisper-1', language: 'en' });
     expect((call!.form!.file as { bytes: Buffer }).bytes.equals(shortMp3)).toBe(true);
@@ -246,6 +247,7 @@ describe('text-to-speech', () => {
     expect(Buffer.from(await first.arrayBuffer()).equals(FAKE_MP3)).toBe(true);
     expect(speech.requests).toHaveLength(1);
     expect(speech.requests[0]!.headers.authorization).toBe('Bearer sk-tts');
+    expect(speech.requests[0]!.headers['x-openwebui-user-id']).toBe(world.member.id);
     expect(speech.requests[0]!.json).toEqual({ input: 'Hello there', voice: 'nova', model: 'tts-1-hd', speed: 1.25 });
     const files = cacheFiles();
     const again = await speak(world.member, { voice: 'nova', input: 'Hello there' });
