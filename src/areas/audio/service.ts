@@ -161,6 +161,11 @@ export class AudioService {
     }
   }
 
+  /** Whether speech-to-text takes a stored file of this type (the files area's extraction asks). */
+  takes(contentType: string): boolean {
+    return isSupportedType(this.stt().SUPPORTED_CONTENT_TYPES, contentType);
+  }
+
   /**
    * The text of a stored audio or video file (the files area's extraction), or '' when the
    * engine is one this server does not bundle (the file then completes empty, as before).
