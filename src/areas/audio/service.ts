@@ -13,7 +13,7 @@ import { forwardedUserHeaders } from '../../core/upstream/headers.js';
 import { type UpstreamOptions, readUpstreamOptions } from '../../core/upstream/options.js';
 import { convertToMp3, needsConversion, splitForUpload, transcodeToMp3 } from './ffmpeg.js';
 import type { AudioConfigForm } from './schemas.js';
-import { type AudioOptions, readAudioOptions, STT_SETTINGS, type SttConfig, TTS_SETTINGS, type TtsConfig } from './settings.js';
+import { type AudioOptions, readAudioOptions, STT_SETTINGS, type SttConfig, TTS_SETTINGS, type TtsConfig, type ValuesOf } from './settings.js';
 import { LOCAL_STT_ENGINES, STT_ENGINES } from './stt.js';
 import { modelsOf, TTS_ENGINES, voicesOf } from './tts.js';
 
@@ -24,10 +24,8 @@ const LOCAL_WHISPER =
   'Local Whisper speech-to-text is not bundled with Parley: choose an engine reached over HTTP (openai, azure, deepgram or mistral) in Admin Settings > Audio';
 const LOCAL_TTS = 'Local text-to-speech (transformers) is not bundled with Parley: choose openai, elevenlabs, azure or mistral in Admin Settings > Audio';
 
-function valuesOf<S extends Record<string, SettingDefinition<any>>>(core: Core, settings: S) {
-  return Object.fromEntries(Object.entries(settings).map(([field, definition]) => [field, core.settings.get(definition)])) as {
-    [K in keyof S]: S[K] extends SettingDefinition<infer T> ? T : never;
-  };
+function valuesOf<S extends Record<string, SettingDefinition<any>>>(core: Core, settings: S): ValuesOf<S> {
+  return Object.fromEntries(Object.entries(settings).map(([field, definition]) => [field, core.settings.get(definition)])) as ValuesOf<S>;
 }
 
 /**

@@ -64,7 +64,8 @@ export const STT_SETTINGS = {
   }),
 } satisfies Record<string, SettingDefinition<any>>;
 
-type ValuesOf<S extends Record<string, SettingDefinition<any>>> = { [K in keyof S]: S[K] extends SettingDefinition<infer T> ? T : never };
+/** The values of a group of settings, by field. */
+export type ValuesOf<S extends Record<string, SettingDefinition<any>>> = { [K in keyof S]: S[K] extends SettingDefinition<infer T> ? T : never };
 export type TtsConfig = ValuesOf<typeof TTS_SETTINGS>;
 export type SttConfig = ValuesOf<typeof STT_SETTINGS>;
 
