@@ -207,6 +207,21 @@ describe('speech-to-text', () => {
     expect(speech.requests.map((r) => r.form!.language ?? null)).toEqual(['en', null]);
   });
 
+  it('refuses members without the speech permissions (403), before reading the upload', async () => {
+    const defaults = (await world.api.get('/api/v1/users/default/permissions', { token: world.admin.token })).body;
+    const off = { ...defaults, chat: { ...defaults.chat, stt: false, tts: false } };
+    expect((await world.api.post('/api/v1/users/default/permissions', off, { token: world.admin.token })).status).toBe(200);
+    try {
+      await configure({ ENGINE: 'openai', OPENAI_API_BASE_URL: `${world.speech.url}/v1` }, { ENGINE: 'openai', OPENAI_API_BASE_URL: `${world.speech.url}/v1` });
+      expect((await transcribe(world.member, 'note.mp3', shortMp3, 'audio/mpeg')).status).toBe(403);
+      expect((await speak(world.member, { input: 'Not for you' })).status).toBe(403);
+      expect((await transcribe(world.admin, 'note.mp3', shortMp3, 'audio/mpeg')).status).toBe(200);
+      expect(speech.requests).toHaveLength(1);
+    } finally {
+      await world.api.post('/api/v1/users/default/permissions', defaults, { token: world.admin.token });
+    }
+  });
+
   it('says local Whisper is not bundled', async () => {
     await configure({}, { ENGINE: '' });
     const res = await transcribe(world.member, 'note.wav', shortWav);
