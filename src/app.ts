@@ -63,6 +63,8 @@ import { TasksService } from './areas/tasks/service.js';
 import { connectRealtime } from './areas/completions/realtime.js';
 import { readRealtimeOptions } from './core/realtime/options.js';
 import { Realtime } from './core/realtime/server.js';
+import { audioArea } from './areas/audio/routes.js';
+import { AudioService } from './areas/audio/service.js';
 import { filesArea } from './areas/files/routes.js';
 import { FilesService } from './areas/files/service.js';
 import { promptsArea } from './areas/prompts/routes.js';
@@ -123,6 +125,7 @@ export interface Services {
   tasks: TasksService;
   pipeline: ChatPipeline;
   files: FilesService;
+  audio: AudioService;
   prompts: PromptsService;
   skills: SkillsService;
   notes: NotesService;
@@ -232,6 +235,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const collections = new CollectionsService(core, retrieval, files);
   const knowledge = new KnowledgeService(core, access, users, files, models, retrieval);
   files.connect(knowledge);
+  const audio = new AudioService(core, access);
+  files.connectSpeech(audio);
   const externalKnowledge = new ExternalKnowledgeService(core, knowledge, () => retrieval.embedder());
   collections.connectKnowledge(knowledge);
   const web = new WebService(core, access, collections, retrieval, readWebOptions(env.raw));
@@ -281,7 +286,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, audio, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -342,6 +347,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     chatsArea,
     foldersArea,
     filesArea,
+    audioArea,
     promptsArea,
     notesArea,
     memoriesArea,

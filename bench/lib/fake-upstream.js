@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
  * "N chunks D ms apart" streams N content chunks (`word0`, ` word1`, ...), the
  * first at once, then one every D ms; without such a request, 10 chunks at once.
  * `stream: true` gives Server-Sent Events ending in `data: [DONE]`, otherwise one
- * JSON answer. A client that disconnects stops its stream.
+ * JSON answer. A client that disconnects stops its stream. For the audio
+ * scenario, `POST /v1/audio/transcriptions` reads the upload and answers a
+ * fixed text, and `POST /v1/audio/speech` answers a few bytes of MP3.
  */
 export const MODEL_COUNT_DEFAULT = 500;
 export const modelId = (i) => `fake-model-${String(i).padStart(3, '0')}`;
@@ -22,6 +24,9 @@ function askedShape(messages) {
   const match = /(\d+) chunks?(?: (\d+) ms apart)?/.exec(text);
   return { chunks: match ? Number(match[1]) : 10, delayMs: match?.[2] ? Number(match[2]) : 0 };
 }
+
+/** An MP3 frame header and padding: what the fake speaks. */
+const FAKE_SPEECH = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(4096)]);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -67,6 +72,13 @@ function createFakeUpstream({ modelCount = MODEL_COUNT_DEFAULT } = {}) {
       complete(req, res).catch((error) => {
         if (!res.headersSent) res.writeHead(400, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: error.message } }));
+      });
+    } else if (req.method === 'POST' && (path === '/v1/audio/transcriptions' || path === '/v1/audio/speech')) {
+      req.resume();
+      req.on('end', () => {
+        const speech = path.endsWith('/speech');
+        res.writeHead(200, { 'content-type': speech ? 'audio/mpeg' : 'application/json' });
+        res.end(speech ? FAKE_SPEECH : '{"text":"bench transcript"}');
       });
     } else {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -1,4 +1,5 @@
 import analytics from './analytics.js';
+import audio from './audio.js';
 import authsSession from './auths-session.js';
 import { channelFanout, channelMessages } from './channels.js';
 import chatsList from './chats-list.js';
@@ -33,4 +34,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout, analytics, functions, scheduler];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout, analytics, functions, scheduler, audio];

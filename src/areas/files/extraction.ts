@@ -39,6 +39,13 @@ export interface ExtractionInput {
   contentType: string | null;
 }
 
+/** Speech-to-text of a stored recording (the audio area's): its text, or '' when no engine is configured. */
+export interface SpeechTranscriber {
+  /** Whether speech-to-text takes this type (its SUPPORTED_CONTENT_TYPES). */
+  takes(contentType: string): boolean;
+  transcribeStored(input: { path: string; name: string }): Promise<string>;
+}
+
 /** Extensions the reference reads as text even when an engine is set (loaders/main.py `known_source_ext`). */
 const SOURCE_EXTENSIONS = new Set(
   'go py java sh bat ps1 cmd js ts css cpp hpp h c cs sql log ini pl pm r dart dockerfile env php hs hsc lua nginxconf conf m mm plsql perl rb rs db2 scala bash swift vue svelte ex exs erl tsx jsx lhs json yaml yml toml'.split(
@@ -57,9 +64,6 @@ const DOCUMENT_INTELLIGENCE_TYPES = new Set([
   'application/vnd.openxmlformats-officedocument.presentationml.presentation',
 ]);
 
-/** Types speech-to-text takes (the reference's default `audio.stt.supported_content_types`). */
-const isSpeech = (type: string) => type.startsWith('audio/') || type === 'video/webm';
-
 async function head(file: string): Promise<Buffer> {
   const handle = await open(file, 'r');
   try {
@@ -74,14 +78,17 @@ async function head(file: string): Promise<Buffer> {
 /**
  * What the queue calls to turn a stored file into text, as the reference's
  * `process_uploaded_file` routes it: text under a media type (`.ts` as
- * video/mp2t) is text; audio and WebM video wait for speech-to-text (the
- * audio issue, 23) and complete empty; other video completes empty and images
+ * video/mp2t) is text; what speech-to-text takes (audio and WebM video by
+ * default) is transcribed (empty without a configured engine); other video
+ * completes empty and images
  * fail, unless the external loader takes everything; then the configured
  * engine (CONTENT_EXTRACTION_ENGINE), or the built-in extractors in worker
  * threads.
  */
 export class ContentExtraction {
   private readonly pool: ExtractionPool;
+  /** Connected once the audio area is built (app.ts). */
+  transcriber: SpeechTranscriber | null = null;
 
   constructor(
     private readonly settings: SettingsStore,
@@ -95,7 +102,7 @@ export class ContentExtraction {
     let type = (input.contentType ?? '').toLowerCase();
     if ((type.startsWith('image/') || type.startsWith('video/')) && looksLikeText(await head(input.path))) type = 'text/plain';
     const engine = this.settings.get(CONTENT_EXTRACTION_ENGINE);
-    if (isSpeech(type)) return '';
+    if (this.transcriber?.takes(type)) return this.transcriber.transcribeStored(input);
     if ((type.startsWith('image/') || type.startsWith('video/')) && engine !== 'external') {
       if (type.startsWith('video/')) return '';
       throw new ExtractionError(`File type ${input.contentType} is not supported for processing`);

@@ -3,7 +3,7 @@ import type { Core } from '../../core/context.js';
 import type { ProcessedFile } from '../../core/knowledge.js';
 import { EmbeddingError } from '../../core/retrieval/embeddings.js';
 import type { Storage } from '../../core/storage/storage.js';
-import { ContentExtraction, type ExtractionOptions } from './extraction.js';
+import { ContentExtraction, type ExtractionOptions, type SpeechTranscriber } from './extraction.js';
 import { ExtractionError } from './extraction-shared.js';
 import { type FileRecord, FileStore } from './store.js';
 
@@ -60,6 +60,11 @@ export class FileProcessing {
 
   private store(): FileStore {
     return new FileStore(this.core.db);
+  }
+
+  /** Recordings are transcribed by `transcriber` from now on. */
+  connectSpeech(transcriber: SpeechTranscriber): void {
+    this.extraction.transcriber = transcriber;
   }
 
   start(): void {

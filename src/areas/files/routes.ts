@@ -3,8 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
-import { HttpError } from '../../core/http/errors.js';
-import { readMultipart } from '../../core/http/multipart.js';
+import { missingFilePart, readMultipart } from '../../core/http/multipart.js';
 import { parseRange } from '../../core/http/range.js';
 import { IdParams } from '../../core/http/schema.js';
 import type { App } from '../../core/http/server.js';
@@ -26,8 +25,6 @@ import {
 import type { FileContent, FilesService, ReceivedUpload } from './service.js';
 
 const Message = Type.Object({ message: Type.String() });
-const missingFile = () => new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
-
 /**
  * Sends stored bytes under the headers the caller chose, honouring a single
  * `Range` (206, or 416 when outside the file), so audio and video can seek.
@@ -66,7 +63,7 @@ async function filesRoutes(app: App, ctx: AreaContext<{ files: FilesService }>):
     { onRequest: auth.verified, config: { bodyClass: 'upload' }, schema: { tags, querystring: UploadQuery, response: { 200: FileUploadResponse } } },
     async (request) => {
       const body = request.body instanceof Readable ? request.body : null;
-      if (!body) throw missingFile();
+      if (!body) throw missingFilePart();
       const user = request.user!;
       const process = request.query.process;
       let received: ReceivedUpload | null = null;
@@ -75,7 +72,7 @@ async function filesRoutes(app: App, ctx: AreaContext<{ files: FilesService }>):
           received = await files.receive(user, { filename: part.filename, content: part.content, contentType: part.contentType, process });
           return received;
         });
-        if (!form?.file) throw missingFile();
+        if (!form?.file) throw missingFilePart();
         received = null;
         return await files.record(user, form.file, form.fields.metadata);
       } finally {

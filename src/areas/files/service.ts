@@ -16,6 +16,7 @@ import type { ModelsService } from '../models/service.js';
 import type { UsersService } from '../users/service.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
 import { ALLOWED_FILE_EXTENSIONS, BYPASS_EMBEDDING_AND_RETRIEVAL, FILE_MAX_SIZE } from '../../core/retrieval/settings.js';
+import type { SpeechTranscriber } from './extraction.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
 import { type FilePatch, type FileRecord, FileStore } from './store.js';
 
@@ -149,6 +150,11 @@ export class FilesService {
   /** Knowledge bases, built after this service (app.ts). */
   connect(knowledge: KnowledgeFileReach): void {
     this.knowledge = knowledge;
+  }
+
+  /** Speech-to-text, built after this service (app.ts): uploaded recordings are transcribed. */
+  connectSpeech(transcriber: SpeechTranscriber): void {
+    this.processing.connectSpeech(transcriber);
   }
 
   /** Channels, built after this service (app.ts): a file posted in a channel is readable by its readers. */

@@ -4,7 +4,7 @@ import { checks, defineSetting, parsers } from '../../config/settings.js';
 /**
  * Settings `GET /api/config` reports that no other area owns yet (keys and
  * environment variables as the reference's config.py DEFAULT_CONFIG). The areas
- * that will act on them (retrieval, audio, images, tasks, chats) take them over
+ * that will act on them (retrieval, images, tasks, chats) take them over
  * when they are written.
  */
 const nullableIntParse = (raw: string): number | null => {
@@ -21,11 +21,6 @@ export const IMAGE_GENERATION = flag('image_generation.enable', 'ENABLE_IMAGE_GE
 export const AUTOCOMPLETE_GENERATION = flag('task.autocomplete.enable', 'ENABLE_AUTOCOMPLETE_GENERATION', false);
 export const GOOGLE_DRIVE = flag('google_drive.enable', 'ENABLE_GOOGLE_DRIVE_INTEGRATION', false);
 export const ONEDRIVE = flag('onedrive.enable', 'ENABLE_ONEDRIVE_INTEGRATION', false);
-
-export const TTS_ENGINE = defineSetting({ key: 'audio.tts.engine', env: 'AUDIO_TTS_ENGINE', default: '', check: checks.string });
-export const TTS_VOICE = defineSetting({ key: 'audio.tts.voice', env: 'AUDIO_TTS_VOICE', default: 'alloy', check: checks.string });
-export const TTS_SPLIT_ON = defineSetting({ key: 'audio.tts.split_on', env: 'AUDIO_TTS_SPLIT_ON', default: 'punctuation', check: checks.string });
-export const STT_ENGINE = defineSetting({ key: 'audio.stt.engine', env: 'AUDIO_STT_ENGINE', default: '', check: checks.string });
 
 const optionalInt = (key: string, env: string) =>
   defineSetting<number | null>({ key, env, default: null, parse: nullableIntParse, check: checks.nullableInt });

@@ -17,6 +17,9 @@ export interface MultipartBody<T> {
   file: T | null;
 }
 
+/** The 422 of a form without its `file` part, as FastAPI answers a missing `File(...)`. */
+export const missingFilePart = () => new HttpError(422, [{ type: 'missing', loc: ['body', 'file'], msg: 'Field required', input: null }]);
+
 /** Text fields are small (form values, JSON metadata); more than this is refused. */
 const MAX_FIELD_BYTES = 64 * 1024;
 

@@ -37,6 +37,11 @@ async function userInfoHeaders(options: UpstreamOptions['forwardUserInfo'], user
   };
 }
 
+/** The user's identity headers when ENABLE_FORWARD_USER_INFO_HEADERS is on (also sent to OpenAI-compatible speech providers), else none. */
+export async function forwardedUserHeaders(options: UpstreamOptions['forwardUserInfo'], user: UserRecord | null): Promise<Record<string, string>> {
+  return options.enabled && user ? userInfoHeaders(options, user) : {};
+}
+
 /** Admin-set headers with their `{{...}}` placeholders filled in (utils/headers.get_custom_headers): of a connection, or of the external document loader. */
 export async function customHeaders(templates: Record<string, unknown>, context: CallContext): Promise<Record<string, string>> {
   const metadata = context.metadata ?? {};
