@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ERROR, HttpError, badRequest } from '../../core/http/errors.js';
 import type { EngineHttp } from './http.js';
 import type { ComfyUINode } from './schemas.js';
@@ -49,7 +49,8 @@ export function applyWorkflowNodes(workflowText: string, nodes: ComfyUINode[], m
     throw badRequest(ERROR.DEFAULT('The ComfyUI workflow is not valid JSON; paste it in API format in Admin Settings > Images'));
   }
   if (!isObject(workflow)) throw badRequest(ERROR.DEFAULT('The ComfyUI workflow must be a JSON object of nodes (API format)'));
-  const seed = values.seed ?? randomInt(0, MAX_SEED);
+  // A seed needs no secrecy (and crypto's randomInt stops at 2^48).
+  const seed = values.seed ?? Math.floor(Math.random() * MAX_SEED);
   for (const node of nodes) {
     const type = node.type ?? null;
     const key = node.key || (type && DEFAULT_KEYS[type]) || 'text';
