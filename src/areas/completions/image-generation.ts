@@ -77,17 +77,21 @@ async function imagePrompt(deps: { images: ImagesService; tasks: TasksService },
   }
 }
 
-/** The image files of the latest turns that have any, newest first (get_images_from_messages). */
+/**
+ * The images of the latest turns that have any, newest first (get_images_from_messages): the
+ * conversation carries a message's image files as its `image_url` parts (file ids, content
+ * paths, data URIs or web addresses), and a request's own messages may still name them in `files`.
+ */
 function conversationImages(messages: Message[]): string[] {
   const turns: string[][] = [];
   for (let i = messages.length - 1; i >= 0 && turns.length < IMAGE_TURNS; i--) {
-    const files = Array.isArray(messages[i].files) ? (messages[i].files as unknown[]) : [];
-    const urls = files
-      .filter(isObject)
-      .filter((file) => file.type === 'image' || (typeof file.content_type === 'string' && file.content_type.startsWith('image/')))
-      .map((file) => file.url)
-      .filter((url): url is string => typeof url === 'string' && url !== '');
-    if (urls.length > 0) turns.push(urls);
+    const { content, files } = messages[i];
+    const parts = (Array.isArray(content) ? content : []).filter(isObject).filter((part) => part.type === 'image_url');
+    const attached = (Array.isArray(files) ? files : []).filter(isObject).filter((file) => file.type === 'image' || String(file.content_type ?? '').startsWith('image/'));
+    const urls = [...parts.map((part) => (isObject(part.image_url) ? part.image_url.url : part.image_url)), ...attached.map((file) => file.url)].filter(
+      (url): url is string => typeof url === 'string' && url !== '',
+    );
+    if (urls.length > 0) turns.push([...new Set(urls)]);
   }
   return turns.flat().slice(0, MAX_IMAGES);
 }
