@@ -209,6 +209,39 @@ describe('images', () => {
     });
   });
 
+  describe('editing through the other engines', () => {
+    const photo = () => `data:image/png;base64,${fake().png.openai.toString('base64')}`;
+
+    it('Gemini: generateContent with the prompt and the images as inline_data', async () => {
+      await configure({ ENABLE_IMAGE_EDIT: true, IMAGE_EDIT_ENGINE: 'gemini', IMAGE_EDIT_MODEL: 'gemini-2.5-flash-image', IMAGES_EDIT_GEMINI_API_BASE_URL: `${fake().url}/gemini/v1beta`, IMAGES_EDIT_GEMINI_API_KEY: 'g-edit' });
+      const res = await world.api.post('/api/v1/images/edit', { image: [photo()], prompt: 'add a hat' }, as(world.member));
+      expect(res.status, res.text).toBe(200);
+      const sent = fake().seen('/gemini/v1beta/models/gemini-2.5-flash-image:generateContent').at(-1)!;
+      expect(sent.headers['x-goog-api-key']).toBe('g-edit');
+      expect(sent.body).toEqual({ contents: [{ parts: [{ text: 'add a hat' }, { inline_data: { mime_type: 'image/png', data: fake().png.openai.toString('base64') } }] }] });
+      expect((await bytesOf(res.body[0].url)).equals(fake().png.gemini)).toBe(true);
+    });
+
+    it('Automatic1111: img2img with the images as init_images', async () => {
+      await configure({ ENABLE_IMAGE_EDIT: true, IMAGE_EDIT_ENGINE: 'automatic1111', IMAGE_EDIT_SIZE: '320x240', AUTOMATIC1111_BASE_URL: `${fake().url}/a1111`, AUTOMATIC1111_PARAMS: {} });
+      const res = await world.api.post('/api/v1/images/edit', { image: photo(), prompt: 'sharper', n: 2 }, as(world.member));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toHaveLength(2);
+      expect(fake().seen('/a1111/sdapi/v1/img2img').at(-1)!.body).toEqual({ prompt: 'sharper', init_images: [fake().png.openai.toString('base64')], batch_size: 2, width: 320, height: 240 });
+    });
+
+    it('OpenAI: a rotated JPEG is turned upright before it is sent', async () => {
+      const { default: sharp } = await import('sharp');
+      const rotated = await sharp({ create: { width: 4, height: 2, channels: 3, background: { r: 9, g: 9, b: 9 } } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+      await configure({ ...openai(), ENABLE_IMAGE_EDIT: true, IMAGE_EDIT_ENGINE: 'openai', IMAGE_EDIT_MODEL: 'dall-e-2', IMAGE_EDIT_SIZE: '', IMAGES_EDIT_OPENAI_API_BASE_URL: `${fake().url}/openai/v1` });
+      const res = await world.api.post('/api/v1/images/edit', { image: `data:image/jpeg;base64,${rotated.toString('base64')}`, prompt: 'x' }, as(world.member));
+      expect(res.status, res.text).toBe(200);
+      const sent = fake().seen('/openai/v1/images/edits').at(-1)!.body.image;
+      const meta = await sharp(sent.bytes).metadata();
+      expect([sent.type, meta.width, meta.height, meta.orientation ?? 1]).toEqual(['image/jpeg', 2, 4, 1]);
+    });
+  });
+
   describe('Automatic1111', () => {
     it('lists checkpoints, switches to the asked model, and generates with txt2img', async () => {
       await configure({
