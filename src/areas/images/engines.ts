@@ -99,9 +99,10 @@ const safeOrigin = (url: string) => {
   }
 };
 
-export async function openaiGenerate(http: EngineHttp, config: Config, options: ImageOptions, request: Generation): Promise<ImageSource[]> {
+/** `identity`: the user's headers when ENABLE_FORWARD_USER_INFO_HEADERS is on (include_user_info_headers). */
+export async function openaiGenerate(http: EngineHttp, config: Config, options: ImageOptions, request: Generation, identity: Record<string, string>): Promise<ImageSource[]> {
   const baseUrl = base(config.IMAGES_OPENAI_API_BASE_URL);
-  const headers = { authorization: `Bearer ${config.IMAGES_OPENAI_API_KEY}` };
+  const headers = { authorization: `Bearer ${config.IMAGES_OPENAI_API_KEY}`, ...identity };
   const payload = {
     model: request.model,
     prompt: request.prompt,
@@ -114,9 +115,9 @@ export async function openaiGenerate(http: EngineHttp, config: Config, options: 
   return openaiImages(body, baseUrl, headers);
 }
 
-export async function openaiEdit(http: EngineHttp, config: Config, options: ImageOptions, request: Edit): Promise<ImageSource[]> {
+export async function openaiEdit(http: EngineHttp, config: Config, options: ImageOptions, request: Edit, identity: Record<string, string>): Promise<ImageSource[]> {
   const baseUrl = base(config.IMAGES_EDIT_OPENAI_API_BASE_URL);
-  const headers = { authorization: `Bearer ${config.IMAGES_EDIT_OPENAI_API_KEY}` };
+  const headers = { authorization: `Bearer ${config.IMAGES_EDIT_OPENAI_API_KEY}`, ...identity };
   const form = new FormData();
   form.append('model', request.model);
   form.append('prompt', request.prompt);

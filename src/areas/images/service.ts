@@ -6,6 +6,8 @@ import { FetchLimitError, GuardedFetch } from '../../core/http/guarded-fetch.js'
 import { ERROR, HttpError, badRequest, forbidden } from '../../core/http/errors.js';
 import { UrlRefusedError, webFetchPolicyFromEnv } from '../../core/http/url-guard.js';
 import { rasterOf } from '../../core/raster.js';
+import { userInfoHeaders } from '../../core/upstream/headers.js';
+import { type UpstreamOptions, readUpstreamOptions } from '../../core/upstream/options.js';
 import type { FilesService } from '../files/service.js';
 import { type ComfyUIServer, type ComfyUIValues, applyWorkflowNodes, authHeaders, runWorkflow, uploadImage } from './comfyui.js';
 import {
@@ -75,6 +77,7 @@ export class ImagesService {
   readonly options: ImageOptions;
   private readonly http: EngineHttp;
   private readonly guarded: GuardedFetch;
+  private readonly forwardUserInfo: UpstreamOptions['forwardUserInfo'];
 
   constructor(
     private readonly core: Core,
@@ -83,6 +86,12 @@ export class ImagesService {
     this.options = readImageOptions(core.env.raw);
     this.http = new EngineHttp(this.options.timeoutMs);
     this.guarded = new GuardedFetch(webFetchPolicyFromEnv(core.env.raw));
+    this.forwardUserInfo = readUpstreamOptions(core.env.raw).forwardUserInfo;
+  }
+
+  /** The user's identity for OpenAI-compatible engines, as for model providers (ENABLE_FORWARD_USER_INFO_HEADERS). */
+  private identity(user: UserRecord): Promise<Record<string, string>> {
+    return this.forwardUserInfo.enabled ? userInfoHeaders(this.forwardUserInfo, user) : Promise.resolve({});
   }
 
   async close(): Promise<void> {
@@ -250,7 +259,7 @@ export class ImagesService {
     let sources: ImageSource[];
     switch (engine) {
       case 'openai':
-        sources = await openaiGenerate(this.http, config, this.options, request);
+        sources = await openaiGenerate(this.http, config, this.options, request, await this.identity(user));
         break;
       case 'gemini':
         sources = await geminiGenerate(this.http, config, request);
@@ -309,7 +318,7 @@ export class ImagesService {
     switch (config.IMAGE_EDIT_ENGINE) {
       case 'openai':
         if (this.options.normalizeOpenAIEdits) request.images = await Promise.all(images.map(upright));
-        sources = await openaiEdit(this.http, config, this.options, request);
+        sources = await openaiEdit(this.http, config, this.options, request, await this.identity(user));
         break;
       case 'gemini':
         sources = await geminiEdit(this.http, config, request);

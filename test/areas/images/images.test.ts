@@ -3,7 +3,7 @@ import { ERROR } from '../../../src/core/http/errors.js';
 import { uploadFile } from '../../helpers/files.js';
 import { startServer } from '../../helpers/server.js';
 import { as } from '../../helpers/users.js';
-import { useServer } from '../../helpers/world.js';
+import { useServer, withWorld } from '../../helpers/world.js';
 import { type FakeEngines, startFakeEngines } from './fake-engines.js';
 
 const engines = { start: async () => ({ engines: await startFakeEngines() }) };
@@ -386,6 +386,17 @@ describe('images', () => {
 });
 
 describe('images settings from the environment', () => {
+  it('sends the user identity to OpenAI-compatible engines with ENABLE_FORWARD_USER_INFO_HEADERS', async () => {
+    await withWorld({ fakes: engines, env: { ENABLE_FORWARD_USER_INFO_HEADERS: 'true', ENABLE_IMAGE_GENERATION: 'true', IMAGE_GENERATION_ENGINE: 'openai' }, admin: 'Image Admin' }, async (world) => {
+      const current = (await world.api.get('/api/v1/images/config', as(world.admin))).body;
+      await world.api.post('/api/v1/images/config/update', { ...current, IMAGES_OPENAI_API_BASE_URL: `${world.engines.url}/openai/v1` }, as(world.admin));
+      expect((await world.api.post('/api/v1/images/generations', { prompt: 'me' }, as(world.admin))).status).toBe(200);
+      const headers = world.engines.seen('/openai/v1/images/generations').at(-1)!.headers;
+      expect([headers['x-openwebui-user-name'], headers['x-openwebui-user-id'], headers['x-openwebui-user-role']]).toEqual(['Image Admin', world.admin.id, 'admin']);
+    });
+  });
+
+
   it('seeds every field from the reference variables, falling back to OPENAI_API_* and GEMINI_API_*', async () => {
     const server = await startServer({
       env: {
