@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineArea } from '../../core/areas.js';
 import type { AreaContext } from '../../core/context.js';
 import type { App } from '../../core/http/server.js';
-import { CreateImageForm, EditImageForm, ImageList, ImageModelList, ImagesConfig } from './schemas.js';
+import { CreateImageForm, EditImageBody, ImageList, ImageModelList, ImagesConfig } from './schemas.js';
 import type { ImagesService } from './service.js';
 
 /** `/api/v1/images` (routers/images.py). */
@@ -21,8 +21,8 @@ async function imagesRoutes(app: App, ctx: AreaContext<{ images: ImagesService }
     images.generate(request.user!, request.body),
   );
   // The images to edit may come as data URIs.
-  app.post('/edit', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: EditImageForm, response: { 200: ImageList } } }, (request) =>
-    images.edit(request.user!, request.body),
+  app.post('/edit', { onRequest: auth.verified, config: { bodyClass: 'large' }, schema: { tags, body: EditImageBody, response: { 200: ImageList } } }, (request) =>
+    images.edit(request.user!, 'form_data' in request.body ? request.body.form_data : request.body),
   );
 }
 

@@ -81,6 +81,13 @@ export const EditImageForm = Type.Object({
 });
 export type EditImageForm = Static<typeof EditImageForm>;
 
+/**
+ * The body of `POST /edit`: the form, or the form under `form_data`, as the frontend's
+ * `imageEdits` sends it (the reference answers that a 422, so the playground's editing fails there).
+ */
+export const EditImageBody = Type.Union([EditImageForm, Type.Object({ form_data: EditImageForm })]);
+export type EditImageBody = Static<typeof EditImageBody>;
+
 /** What generation and editing answer: the stored files' content paths. */
 export const ImageList = Type.Array(Type.Object({ url: Type.String() }));
 export type ImageList = Static<typeof ImageList>;

@@ -152,6 +152,11 @@ describe('images', () => {
       expect(sent.body).not.toHaveProperty('response_format');
       expect(world.events.some((e) => e.event === 'image.edited')).toBe(true);
 
+      // The frontend's imageEdits sends the form under `form_data`.
+      const wrapped = await world.api.post('/api/v1/images/edit', { form_data: { image: upload.body.id, prompt: 'wrapped' } }, as(world.member));
+      expect(wrapped.status, wrapped.text).toBe(200);
+      expect(fake().seen('/openai/v1/images/edits').at(-1)!.body.prompt).toBe('wrapped');
+
       const two = await world.api.post('/api/v1/images/edit', { image: [`/api/v1/files/${upload.body.id}/content`, `data:image/png;base64,${fake().png.a1111.toString('base64')}`], prompt: 'merge' }, as(world.member));
       expect(two.status, two.text).toBe(200);
       expect(fake().seen('/openai/v1/images/edits').at(-1)!.body['image[]']).toHaveLength(2);
