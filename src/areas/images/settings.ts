@@ -27,14 +27,9 @@ const text = (key: string, env: string, fallback = '') => defineSetting({ key, e
 /** A variable that falls back to another one (IMAGES_OPENAI_API_KEY to OPENAI_API_KEY...), then to `fallback`. */
 const textOr = (key: string, env: string, other: string, fallback = '') =>
   defineSetting({ key, env, default: fallback, seedFrom: [env, other], seed: (e) => e[env] ?? (e[other] || fallback), check: checks.string });
+const objectTextOrNull = (v: unknown) => (v === null || typeof v === 'string' || isObject(v) ? null : 'must be an object, a string or null');
 const params = (key: string, env: string) =>
-  defineSetting<Record<string, unknown> | string | null>({
-    key,
-    env,
-    default: {},
-    parse: jsonOr({}, isObject),
-    check: (v) => (v === null || typeof v === 'string' || isObject(v) ? null : 'must be an object, a string or null'),
-  });
+  defineSetting<Record<string, unknown> | string | null>({ key, env, default: {}, parse: jsonOr({}, isObject), check: objectTextOrNull });
 const nodes = (key: string, env: string) =>
   defineSetting<ComfyUINode[]>({ key, env, default: [], parse: jsonOr([], Array.isArray), check: schemaProblem(Type.Array(ComfyUINode)) });
 const keyOf = (definition: SettingDefinition<unknown>) => definition.key;
@@ -76,7 +71,10 @@ export const IMAGE_CONFIG_KEYS = {
   // The reference reads this one from IMAGES_OPENAI_PARAMS.
   IMAGES_OPENAI_API_PARAMS: keyOf(params('image_generation.openai.params', 'IMAGES_OPENAI_PARAMS')),
   AUTOMATIC1111_BASE_URL: keyOf(text('image_generation.automatic1111.base_url', 'AUTOMATIC1111_BASE_URL')),
-  AUTOMATIC1111_API_AUTH: keyOf(params('image_generation.automatic1111.api_auth', 'AUTOMATIC1111_API_AUTH')),
+  // `user:password` text (the form's type also allows an object, which is never used).
+  AUTOMATIC1111_API_AUTH: keyOf(
+    defineSetting<Record<string, unknown> | string | null>({ key: 'image_generation.automatic1111.api_auth', env: 'AUTOMATIC1111_API_AUTH', default: '', check: objectTextOrNull }),
+  ),
   AUTOMATIC1111_PARAMS: keyOf(params('image_generation.automatic1111.api_params', 'AUTOMATIC1111_PARAMS')),
   COMFYUI_BASE_URL: keyOf(text('image_generation.comfyui.base_url', 'COMFYUI_BASE_URL')),
   COMFYUI_API_KEY: keyOf(text('image_generation.comfyui.api_key', 'COMFYUI_API_KEY')),

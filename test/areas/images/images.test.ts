@@ -44,6 +44,7 @@ describe('images', () => {
         IMAGE_STEPS: 50,
         IMAGES_OPENAI_API_BASE_URL: 'https://api.openai.com/v1',
         IMAGES_OPENAI_API_PARAMS: {},
+        AUTOMATIC1111_API_AUTH: '',
         COMFYUI_WORKFLOW_NODES: [],
         ENABLE_IMAGE_EDIT: false,
         IMAGE_EDIT_ENGINE: 'openai',
@@ -416,6 +417,7 @@ describe('images settings from the environment', () => {
         IMAGE_SIZE: '256x256',
         IMAGE_STEPS: '8',
         IMAGES_OPENAI_PARAMS: '{"quality": "low"}',
+        AUTOMATIC1111_API_AUTH: 'user:secret',
         ENABLE_IMAGE_EDIT: 'true',
       },
     });
@@ -435,6 +437,7 @@ describe('images settings from the environment', () => {
         IMAGE_SIZE: '256x256',
         IMAGE_STEPS: 8,
         IMAGES_OPENAI_API_PARAMS: { quality: 'low' },
+        AUTOMATIC1111_API_AUTH: 'user:secret',
         ENABLE_IMAGE_EDIT: true,
       });
       expect((await server.api.get('/api/config', as(admin))).body.features.enable_image_generation).toBe(true);
