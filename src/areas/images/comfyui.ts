@@ -54,7 +54,7 @@ export function applyWorkflowNodes(workflowText: string, nodes: ComfyUINode[], m
   for (const node of nodes) {
     const type = node.type ?? null;
     const key = node.key || (type && DEFAULT_KEYS[type]) || 'text';
-    for (const [index, id] of node.node_ids.entries()) {
+    for (const [index, id] of (node.node_ids ?? []).entries()) {
       const target = workflow[id];
       if (!isObject(target) || !isObject(target.inputs)) {
         throw badRequest(ERROR.DEFAULT(`The ComfyUI workflow has no node "${id}" (mapped for ${type ?? key}); check the node ids in Admin Settings > Images`));

@@ -211,7 +211,7 @@ export class ImagesService {
     const server = this.comfyui(config, 'generation');
     const info = await this.http.json(`${server.baseUrl}/object_info`, { headers: authHeaders(server) });
     const requiredOf = (classType: string) => field(field(field(info, classType), 'input'), 'required');
-    const modelNode = config.COMFYUI_WORKFLOW_NODES.find((node) => node.type === 'model')?.node_ids[0];
+    const modelNode = config.COMFYUI_WORKFLOW_NODES.find((node) => node.type === 'model')?.node_ids?.[0];
     let classType = 'CheckpointLoaderSimple';
     let inputKey: string | undefined = 'ckpt_name';
     if (modelNode) {

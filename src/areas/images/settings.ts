@@ -30,8 +30,10 @@ const textOr = (key: string, env: string, other: string, fallback = '') =>
 const objectTextOrNull = (v: unknown) => (v === null || typeof v === 'string' || isObject(v) ? null : 'must be an object, a string or null');
 const params = (key: string, env: string) =>
   defineSetting<Record<string, unknown> | string | null>({ key, env, default: {}, parse: jsonOr({}, isObject), check: objectTextOrNull });
+const nodeListProblem = schemaProblem(Type.Array(ComfyUINode));
+/** A variable's list that does not fit the form's shape counts as none, as one that does not parse. */
 const nodes = (key: string, env: string) =>
-  defineSetting<ComfyUINode[]>({ key, env, default: [], parse: jsonOr([], Array.isArray), check: schemaProblem(Type.Array(ComfyUINode)) });
+  defineSetting<ComfyUINode[]>({ key, env, default: [], parse: jsonOr([], (v) => nodeListProblem(v) === null), check: nodeListProblem });
 const keyOf = (definition: SettingDefinition<unknown>) => definition.key;
 
 /** The OpenAI base URL without its trailing slash, as config.py normalizes OPENAI_API_BASE_URL. */
