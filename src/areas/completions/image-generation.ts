@@ -18,8 +18,9 @@ import { lastUserText } from '../tasks/templates.js';
  * that the image is shown (or why it failed), so it answers about it.
  *
  * The reference runs this only with `function_calling: legacy` and otherwise hands
- * the model a `generate_image` tool; Parley has no such built-in tool, so it runs
- * for every answer that has a message to show the image on.
+ * the model its `generate_image` and `edit_image` tools. Parley skips it where the
+ * answer has those tools (builtin-tools.ts: a web client's answer in native function
+ * calling) and runs it for every other answer that has a message to show the image on.
  */
 export interface ImageGenerationStep {
   user: UserRecord;

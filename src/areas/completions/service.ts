@@ -110,6 +110,8 @@ interface Job {
   toolNotices: string[];
   /** The model has the built-in web search tools, so `features.web_search` runs no search step. */
   searchTools: boolean;
+  /** The model has the built-in image tools, so `features.image_generation` runs no image step. */
+  imageTools: boolean;
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -205,6 +207,7 @@ export class ChatPipeline {
       tools: toolSet?.tools ?? null,
       toolNotices: toolSet?.notices ?? [],
       searchTools: toolSet?.searchTools ?? false,
+      imageTools: toolSet?.imageTools ?? false,
       clientTools,
       request,
       filters: await this.deps.functions.filters(primary, form.filter_ids),
@@ -553,7 +556,7 @@ export class ChatPipeline {
 
   /** `features.image_generation` (image-generation.ts): the answer's image, and what the model is told of it in the system message. */
   private async withImage(job: Job, model: Json, messageId: string | null, context: CallContext, events: MessageEvents | null): Promise<Job> {
-    if (!isObject(job.form.features) || !job.form.features.image_generation || !events || !messageId) return job;
+    if (!isObject(job.form.features) || !job.form.features.image_generation || job.imageTools || !events || !messageId) return job;
     const step = { user: job.user, modelId: String(model.id), messages: job.messages, chatId: job.chatId, messageId, context, emit: (event: Json) => events.fromTool(event) };
     return { ...job, messages: withSystemText(job.messages, await generateChatImage(this.deps, step)) };
   }

@@ -8,6 +8,8 @@ import { openBrowser, webRequest } from '../completions/setup.js';
 import { type FakeEngines, startFakeEngines } from './fake-engines.js';
 
 const IMAGE_PROMPT_TASK = 'Generate a detailed prompt for am image generation task';
+/** The web client's answers get the built-in image tools unless function calling is `legacy`, where the image step runs (middleware.py). */
+const LEGACY = { function_calling: 'legacy' };
 const CREATED = '<context>The requested image has been created by the system successfully';
 
 /** The image engines, and a model that writes `{"prompt": ...}` when asked for an image prompt. */
@@ -36,11 +38,11 @@ describe('features.image_generation in a chat', () => {
   });
 
   /** Sends a web client's message with the feature on; answers what the browser and the model saw. */
-  const ask = async (content: string, userFiles: unknown[] = []) => {
+  const ask = async (content: string, userFiles: unknown[] = [], params: Record<string, unknown> = LEGACY) => {
     const browser = await openBrowser(world.server.url, world.admin.token);
     try {
       const answersBefore = world.model.chatRequests().length;
-      const { body, assistantId } = webRequest(browser.socket, { content, extra: { features: { image_generation: true }, background_tasks: {} } });
+      const { body, assistantId } = webRequest(browser.socket, { content, extra: { features: { image_generation: true }, background_tasks: {}, params } });
       // The frontend keeps a message's attachments on the message itself.
       if (userFiles.length > 0) Object.assign(body.user_message, { files: userFiles });
       const res = await world.api.post('/api/chat/completions', body, as(world.admin));
@@ -108,6 +110,32 @@ describe('features.image_generation in a chat', () => {
     expect(edit.body).toMatchObject({ prompt: 'Make it red', model: 'dall-e-2', response_format: 'b64_json' });
     expect(edit.body['image[]'].bytes.equals(world.engines.png.gemini)).toBe(true);
     await configure({ ENABLE_IMAGE_EDIT: false });
+  });
+
+  it("in a web client's answer: the model calls generate_image, the image is shown, and no image step runs", async () => {
+    await configure(openai());
+    const script = world.model.script;
+    world.model.script = (body) => {
+      if (!body.tools) return defaultScript(body);
+      if (body.messages.some((m: any) => m.role === 'tool')) return { text: 'Here is your lighthouse.' };
+      return { toolCalls: [{ name: 'generate_image', arguments: { prompt: 'a lighthouse drawn by the model' } }] };
+    };
+    try {
+      const before = world.model.requests.filter((r) => lastUserText(r.messages).includes(IMAGE_PROMPT_TASK)).length;
+      const { events, sent, stored } = await ask('Draw a lighthouse', [], {});
+      expect(world.model.requests.filter((r) => lastUserText(r.messages).includes(IMAGE_PROMPT_TASK)).length).toBe(before);
+      expect(world.engines.seen('/openai/v1/images/generations').at(-1)!.body.prompt).toBe('a lighthouse drawn by the model');
+      expect(events.some((e) => e.type === 'status' && e.data.description === 'Creating image')).toBe(false);
+      const files = events.find((e) => e.type === 'files')!.data.files;
+      expect(files).toEqual([{ type: 'image', url: expect.stringMatching(/^\/api\/v1\/files\/[0-9a-f-]{36}\/content$/) }]);
+      expect(stored.files).toEqual(files);
+      const result = JSON.parse(sent.messages.find((m: any) => m.role === 'tool').content);
+      expect(result).toMatchObject({ status: 'success', images: [{ url: files[0].url }] });
+      expect(sent.tools.map((t: any) => t.function.name)).toContain('generate_image');
+      expect(sent.tools.map((t: any) => t.function.name)).not.toContain('edit_image');
+    } finally {
+      world.model.script = script;
+    }
   });
 
   it('does nothing when the feature is off, and refuses a user without the permission with a status', async () => {
