@@ -103,6 +103,8 @@ import { analyticsArea } from './areas/analytics/routes.js';
 import { AnalyticsService } from './areas/analytics/service.js';
 import { limitsArea } from './areas/limits/routes.js';
 import { LimitsService } from './areas/limits/service.js';
+import { imagesArea } from './areas/images/routes.js';
+import { ImagesService } from './areas/images/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -141,6 +143,7 @@ export interface Services {
   evaluations: EvaluationsService;
   analytics: AnalyticsService;
   limits: LimitsService;
+  images: ImagesService;
 }
 
 export interface Parley {
@@ -248,6 +251,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const limits = new LimitsService(core);
+  const images = new ImagesService(core, { files, access });
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
@@ -274,6 +278,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     python,
     files,
     limits,
+    images,
   });
   connectPipes({ functions, models, completions, realtime, chats, log: logger });
   connectRealtime({ realtime, users, chats, folders, registry });
@@ -286,7 +291,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, audio, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, audio, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, images };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -364,6 +369,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     evaluationsArea,
     analyticsArea,
     limitsArea,
+    imagesArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
@@ -385,6 +391,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await app.close();
       await files.close();
       await web.close();
+      await images.close();
       await retrieval.close();
       await upstream.close();
       await events.stop();

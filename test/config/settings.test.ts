@@ -61,9 +61,17 @@ describe('persistent settings and the environment', () => {
     expect(shadowed.map((line) => line.variables)).toEqual(
       expect.arrayContaining([['ENABLE_API_KEYS'], ['OPENAI_API_BASE_URL'], ['USER_PERMISSIONS_CHAT_CONTROLS']]),
     );
-    // OPENAI_API_BASE_URL also seeds retrieval's embedding URL and audio's provider URLs, as the reference's.
-    expect(shadowed.map((line) => line.key)).toEqual(expect.arrayContaining(['rag.openai.api_base_url', 'audio.stt.openai.api_base_url', 'audio.tts.openai.api_base_url']));
-    expect(shadowed).toHaveLength(6);
+    // OPENAI_API_BASE_URL also seeds retrieval's embedding URL, audio's provider URLs and the image engines' URLs, as the reference's.
+    expect(shadowed.map((line) => line.key)).toEqual(
+      expect.arrayContaining([
+        'rag.openai.api_base_url',
+        'audio.stt.openai.api_base_url',
+        'audio.tts.openai.api_base_url',
+        'image_generation.openai.api_base_url',
+        'images.edit.openai.api_base_url',
+      ]),
+    );
+    expect(shadowed).toHaveLength(8);
     const apiKeys = shadowed.find((line) => line.key === 'auth.enable_api_keys')!;
     expect(apiKeys.msg).toContain('ENABLE_API_KEYS is set, but the stored value of the persistent setting auth.enable_api_keys is used');
     expect(apiKeys.msg).toContain('ENABLE_PERSISTENT_CONFIG=false');
@@ -87,6 +95,8 @@ describe('persistent settings and the environment', () => {
       'rag.openai.api_base_url': 'http://127.0.0.1:9/v1',
       'audio.stt.openai.api_base_url': 'http://127.0.0.1:9/v1',
       'audio.tts.openai.api_base_url': 'http://127.0.0.1:9/v1',
+      'image_generation.openai.api_base_url': 'http://127.0.0.1:9/v1',
+      'images.edit.openai.api_base_url': 'http://127.0.0.1:9/v1',
       // The first sign-up closed sign-ups in the table; the environment's default reopens them.
       'ui.enable_signup': true,
     };

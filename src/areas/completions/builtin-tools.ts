@@ -9,6 +9,8 @@ import type { MemoriesService } from '../memories/service.js';
 import type { NotesService } from '../notes/service.js';
 import type { SkillsService } from '../skills/service.js';
 import type { WebService } from '../web/service.js';
+import type { ImagesService } from '../images/service.js';
+import { MAX_IMAGES } from '../images/schemas.js';
 import { errorText } from './generation.js';
 import type { SkillRecord } from '../skills/store.js';
 import { viewSkillFunction } from './skills.js';
@@ -27,6 +29,7 @@ export interface BuiltinDeps {
   memories: MemoriesService;
   notes: NotesService;
   web: WebService;
+  images: ImagesService;
   chats: ChatsService;
   knowledge: KnowledgeService;
   retrieval: RetrievalService;
@@ -72,6 +75,9 @@ export async function builtinFunctions(deps: BuiltinDeps, request: BuiltinReques
   if (categoryEnabled(model, 'memory') && features.memory && capable(model, 'memory') && (await permitted('memories'))) functions.push(...memoryFunctions(deps.memories));
   if (categoryEnabled(model, 'web_search') && features.web_search && capable(model, 'web_search') && (await deps.web.maySearch(user))) {
     functions.push(...webFunctions(deps.web, deps.settings));
+  }
+  if (categoryEnabled(model, 'image_generation') && features.image_generation && capable(model, 'image_generation') && (await deps.images.mayGenerate(user))) {
+    functions.push(...imageFunctions(deps.images));
   }
   if (categoryEnabled(model, 'notes') && deps.settings.get<boolean>('notes.enable') && (await permitted('notes'))) functions.push(...noteFunctions(deps.notes));
   if (request.viewableSkills.length > 0) functions.push(viewSkillFunction(deps.skills));
@@ -223,6 +229,50 @@ function webFunctions(web: WebService, settings: SettingsStore): ChatFunction[] 
       return page.text;
     }),
   ];
+}
+
+// ---- images ------------------------------------------------------------------------------
+
+const IMAGES_SHOWN = 'The image has been successfully generated and is already visible to the user in the chat. You do not need to display or embed the image again - just acknowledge that it has been created.';
+
+/**
+ * `generate_image` (image generation on) and `edit_image` (editing on): the images are stored as the
+ * user's files and shown on the answer with a `files` event (tools/builtin.py).
+ */
+function imageFunctions(images: ImagesService): ChatFunction[] {
+  const shown = async (extras: ToolCallExtras, made: { url: string }[]) => {
+    if (!extras.eventEmitter || made.length === 0) return { status: 'success', images: made };
+    await extras.eventEmitter({ type: 'files', data: { files: made.map((image) => ({ type: 'image', url: image.url })) } });
+    return { status: 'success', message: IMAGES_SHOWN, images: made };
+  };
+  const where = (extras: ToolCallExtras) => ({ chat_id: optionalStr(extras.metadata?.chat_id), message_id: optionalStr(extras.metadata?.message_id) });
+  const functions: ChatFunction[] = [];
+  if (images.generationEnabled) {
+    functions.push(
+      builtin('generate_image', 'Generate an image based on a text prompt.', { prompt: { type: 'string', description: 'A detailed description of the image to generate' } }, ['prompt'], async (args, user, extras) =>
+        shown(extras, await images.generations(user, { prompt: str(args.prompt), n: 1 }, where(extras))),
+      ),
+    );
+  }
+  if (images.editEnabled) {
+    functions.push(
+      builtin(
+        'edit_image',
+        'Transform one or more existing images according to a text prompt.\nSupports targeted edits such as adding, removing, replacing, inpainting, extending, or compositing image content.',
+        {
+          prompt: { type: 'string', description: 'A description of the transformation to apply to the provided images' },
+          image_urls: { type: 'array', items: { type: 'string' }, description: 'Source image URLs to modify or use as composition inputs' },
+        },
+        ['prompt', 'image_urls'],
+        async (args, user, extras) => {
+          const urls = Array.isArray(args.image_urls) ? args.image_urls.filter((url): url is string => typeof url === 'string' && url !== '') : [];
+          if (urls.length === 0) throw new Error('image_urls must list at least one image');
+          return shown(extras, await images.edits(user, { prompt: str(args.prompt), image: urls.slice(0, MAX_IMAGES) }, where(extras)));
+        },
+      ),
+    );
+  }
+  return functions;
 }
 
 // ---- knowledge -------------------------------------------------------------------------

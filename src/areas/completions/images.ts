@@ -2,6 +2,7 @@ import { buffer } from 'node:stream/consumers';
 import type { UserRecord } from '../../core/auth/user.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
 import type { FilesService } from '../files/service.js';
+import { rasterOf } from '../../core/raster.js';
 
 /**
  * Images of a conversation as the model receives them (the reference's
@@ -24,17 +25,6 @@ const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
 const MAX_IMAGE_PIXELS = 64_000_000;
 const FILE_URL = /^(?:\/api\/v1\/files\/)?([A-Za-z0-9_-]{1,128})(?:\/content)?$/;
 const DATA_URI = /^data:([^;,]*);base64,/i;
-
-type Raster = 'png' | 'jpeg' | 'gif' | 'webp';
-
-/** The raster formats vision providers take, by their first bytes; other images are never decoded here (SVG can reference files). */
-function rasterOf(bytes: Buffer): Raster | null {
-  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
-  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
-  if (bytes.subarray(0, 4).toString('latin1') === 'GIF8') return 'gif';
-  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'webp';
-  return null;
-}
 
 export class ConversationImages {
   constructor(

@@ -42,6 +42,8 @@ import type { ToolServers } from './tool-servers.js';
 import { chatToolSet } from './tool-set.js';
 import type { ChatTools } from './tools.js';
 import { addWebSearch } from './web-search.js';
+import { generateChatImage } from './image-generation.js';
+import type { ImagesService } from '../images/service.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
 
@@ -108,6 +110,8 @@ interface Job {
   toolNotices: string[];
   /** The model has the built-in web search tools, so `features.web_search` runs no search step. */
   searchTools: boolean;
+  /** The model has the built-in image tools, so `features.image_generation` runs no image step. */
+  imageTools: boolean;
 }
 
 /** Fields of the frontend's request that are the pipeline's, never the provider's. */
@@ -148,6 +152,7 @@ export class ChatPipeline {
       retrieval: RetrievalService;
       attachments: ChatAttachments;
       web: WebService;
+      images: ImagesService;
     },
   ) {}
 
@@ -202,6 +207,7 @@ export class ChatPipeline {
       tools: toolSet?.tools ?? null,
       toolNotices: toolSet?.notices ?? [],
       searchTools: toolSet?.searchTools ?? false,
+      imageTools: toolSet?.imageTools ?? false,
       clientTools,
       request,
       filters: await this.deps.functions.filters(primary, form.filter_ids),
@@ -505,7 +511,7 @@ export class ChatPipeline {
       }
       for (const description of job.toolNotices) await events.status({ description, done: true });
       await this.webSearch(job, model, context, events);
-      const { messages } = await this.attach(job, model, context, events);
+      const { messages } = await this.attach(await this.withImage(job, model, messageId, context, events), model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
       const result = await generate(this.deps.completions, await this.generationRequest(job, target, model, messages, events, context), sink);
       sink.flush();
@@ -546,6 +552,13 @@ export class ChatPipeline {
       await addWebSearch(this.deps, { user: job.user, modelId: String(model.id), messages: job.messages, chatId: job.chatId, context, files, status });
       job.form.files = files;
     })());
+  }
+
+  /** `features.image_generation` (image-generation.ts): the answer's image, and what the model is told of it in the system message. */
+  private async withImage(job: Job, model: Json, messageId: string | null, context: CallContext, events: MessageEvents | null): Promise<Job> {
+    if (!isObject(job.form.features) || !job.form.features.image_generation || job.imageTools || !events || !messageId) return job;
+    const step = { user: job.user, modelId: String(model.id), messages: job.messages, chatId: job.chatId, messageId, context, emit: (event: Json) => events.fromTool(event) };
+    return { ...job, messages: withSystemText(job.messages, await generateChatImage(this.deps, step)) };
   }
 
   /** A failed answer keeps what was written so far, with the error beside it. */
@@ -732,7 +745,7 @@ export class ChatPipeline {
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
     for (const description of events ? job.toolNotices : []) await events!.status({ description, done: true });
     await this.webSearch(job, model, context, events);
-    const { messages, sources } = await this.attach(job, model, context, events);
+    const { messages, sources } = await this.attach(await this.withImage(job, model, target.messageId, context, events), model, context, events);
     // Relayed as the provider answered unless something must read the answer: tools, a stored message, stream filters.
     if (!job.tools && !storedAnswer && !this.deps.functions.filtersStream(job.filters)) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));

@@ -22,6 +22,8 @@ export interface ChatToolSet {
   systemPrompts: string[];
   /** The model has the built-in web search tools, so `features.web_search` runs no search step (middleware.py: `legacy` only). */
   searchTools: boolean;
+  /** The model has the built-in image tools, so `features.image_generation` runs no image step (middleware.py: `legacy` only). */
+  imageTools: boolean;
 }
 
 export interface ToolSetDeps extends Omit<BuiltinDeps, 'settings'> {
@@ -47,5 +49,6 @@ export async function chatToolSet(
     notices: [...servers.notices, ...mcp.notices],
     systemPrompts: servers.systemPrompts,
     searchTools: builtin.some((f) => f.spec.name === 'search_web'),
+    imageTools: builtin.some((f) => f.spec.name === 'generate_image' || f.spec.name === 'edit_image'),
   };
 }

@@ -76,7 +76,6 @@ export interface SystemServices {
  */
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
-  'enable_image_generation', // /api/v1/images
   'enable_user_webhooks', // the answer notification to the user's webhook
 ] as const;
 

@@ -17,7 +17,6 @@ const flag = (key: string, env: string, fallback: boolean) =>
 
 export const PASSWORD_CHANGE_FORM = flag('ui.enable_password_change_form', 'ENABLE_PASSWORD_CHANGE_FORM', true);
 export const CONTEXT_COMPACTION = flag('chat.context_compaction.enable', 'ENABLE_CONTEXT_COMPACTION', false);
-export const IMAGE_GENERATION = flag('image_generation.enable', 'ENABLE_IMAGE_GENERATION', false);
 export const AUTOCOMPLETE_GENERATION = flag('task.autocomplete.enable', 'ENABLE_AUTOCOMPLETE_GENERATION', false);
 export const GOOGLE_DRIVE = flag('google_drive.enable', 'ENABLE_GOOGLE_DRIVE_INTEGRATION', false);
 export const ONEDRIVE = flag('onedrive.enable', 'ENABLE_ONEDRIVE_INTEGRATION', false);

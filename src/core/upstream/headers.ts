@@ -19,7 +19,8 @@ export interface CallContext {
   signal?: AbortSignal;
 }
 
-async function userInfoHeaders(options: UpstreamOptions['forwardUserInfo'], user: UserRecord): Promise<Record<string, string>> {
+/** The user's identity for a provider (ENABLE_FORWARD_USER_INFO_HEADERS): a signed JWT, or one header per field. */
+export async function userInfoHeaders(options: UpstreamOptions['forwardUserInfo'], user: UserRecord): Promise<Record<string, string>> {
   if (options.jwtSecret) {
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ sub: user.id, email: user.email, name: user.name, role: user.role, iss: 'open-webui' })
