@@ -101,6 +101,8 @@ import { analyticsArea } from './areas/analytics/routes.js';
 import { AnalyticsService } from './areas/analytics/service.js';
 import { limitsArea } from './areas/limits/routes.js';
 import { LimitsService } from './areas/limits/service.js';
+import { pipelinesArea } from './areas/pipelines/routes.js';
+import { PipelinesService } from './areas/pipelines/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -138,6 +140,7 @@ export interface Services {
   evaluations: EvaluationsService;
   analytics: AnalyticsService;
   limits: LimitsService;
+  pipelines: PipelinesService;
 }
 
 export interface Parley {
@@ -243,6 +246,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const limits = new LimitsService(core);
+  const pipelines = new PipelinesService(core, upstream);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
@@ -269,6 +273,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     python,
     files,
     limits,
+    pipelines,
   });
   connectPipes({ functions, models, completions, realtime, chats, log: logger });
   connectRealtime({ realtime, users, chats, folders, registry });
@@ -281,7 +286,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, pipelines };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -358,6 +363,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     evaluationsArea,
     analyticsArea,
     limitsArea,
+    pipelinesArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
