@@ -103,6 +103,8 @@ import { limitsArea } from './areas/limits/routes.js';
 import { LimitsService } from './areas/limits/service.js';
 import { pipelinesArea } from './areas/pipelines/routes.js';
 import { PipelinesService } from './areas/pipelines/service.js';
+import { utilsArea } from './areas/utils/routes.js';
+import { UtilsService } from './areas/utils/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
@@ -141,6 +143,7 @@ export interface Services {
   analytics: AnalyticsService;
   limits: LimitsService;
   pipelines: PipelinesService;
+  utils: UtilsService;
 }
 
 export interface Parley {
@@ -286,7 +289,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, pipelines };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, pipelines, utils: new UtilsService(core, python) };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -364,6 +367,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     analyticsArea,
     limitsArea,
     pipelinesArea,
+    utilsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
