@@ -104,6 +104,8 @@ import { LimitsService } from './areas/limits/service.js';
 import { pipelinesArea } from './areas/pipelines/routes.js';
 import { PipelinesService } from './areas/pipelines/service.js';
 import { utilsArea } from './areas/utils/routes.js';
+import { terminalsArea } from './areas/terminals/routes.js';
+import { TerminalsService } from './areas/terminals/service.js';
 import { UtilsService } from './areas/utils/service.js';
 
 /** Every area's service, built once here; each area's routes take the ones they name. */
@@ -144,6 +146,7 @@ export interface Services {
   limits: LimitsService;
   pipelines: PipelinesService;
   utils: UtilsService;
+  terminals: TerminalsService;
 }
 
 export interface Parley {
@@ -250,6 +253,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const limits = new LimitsService(core);
   const pipelines = new PipelinesService(core, upstream);
+  const terminals = new TerminalsService(core, access, upstream);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
@@ -289,7 +293,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, pipelines, utils: new UtilsService(core, python) };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, pipelines, utils: new UtilsService(core, python), terminals };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -368,6 +372,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     limitsArea,
     pipelinesArea,
     utilsArea,
+    terminalsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));
