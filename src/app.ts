@@ -281,6 +281,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     files,
     limits,
     pipelines,
+    terminals,
   });
   connectPipes({ functions, models, completions, realtime, chats, log: logger });
   connectRealtime({ realtime, users, chats, folders, registry });

@@ -4,8 +4,9 @@ import { type RecordedRequest, sendJson } from './fake-upstreams.js';
 import { listenLocally } from './server.js';
 
 /**
- * An Open Terminal server (or orchestrator) for tests. HTTP: `/api/config`,
- * `/api/files` (lists the query's `dir`), `/api/echo` (answers the request's
+ * An Open Terminal server (or orchestrator) for tests. HTTP: `/api/config` (with
+ * the `system` feature: `/system` has a prompt), `/files/cwd`, `/openapi.json` (one
+ * operation, `run_command`: `POST /execute`), `/api/files` (lists the query's `dir`), `/api/echo` (answers the request's
  * body with its content type), `/api/fail` (500), and the same under
  * `/p/{policy}/` as an orchestrator routes a policy. Websocket
  * `/api/terminals/{session}`: the first message must be `{"type": "auth",
@@ -21,6 +22,20 @@ export interface FakeTerminal {
   close(): Promise<void>;
 }
 
+const OPENAPI = {
+  openapi: '3.1.0',
+  info: { title: 'Open Terminal', version: '1' },
+  paths: {
+    '/execute': {
+      post: {
+        operationId: 'run_command',
+        description: 'Runs a shell command.',
+        requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } } },
+      },
+    },
+  },
+};
+
 export async function fakeTerminal(key = 'terminal-key'): Promise<FakeTerminal> {
   const fake: FakeTerminal = { url: '', key, requests: [], sessions: [], close: async () => {} };
   const server = createServer(async (req, res) => {
@@ -31,7 +46,14 @@ export async function fakeTerminal(key = 'terminal-key'): Promise<FakeTerminal> 
     fake.requests.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body });
     const path = url.pathname.replace(/^\/p\/[^/]+/, '');
     if (req.headers.authorization !== `Bearer ${key}`) return sendJson(res, 401, { detail: 'Unauthorized' });
-    if (path === '/api/config') return sendJson(res, 200, { version: 'fake' });
+    if (path === '/api/config') return sendJson(res, 200, { version: 'fake', features: { system: true } });
+    if (path === '/system') return sendJson(res, 200, { prompt: 'You can run commands in a terminal.' });
+    if (path === '/files/cwd') return sendJson(res, 200, { cwd: '/home/user' });
+    if (path === '/openapi.json') return sendJson(res, 200, OPENAPI);
+    if (path === '/execute' && req.method === 'POST') {
+      const { command } = JSON.parse(body);
+      return sendJson(res, 200, { output: `ran ${command} as ${req.headers['x-user-id']} in ${req.headers['x-session-id'] ?? 'no session'}` });
+    }
     if (path === '/api/files') return sendJson(res, 200, { dir: url.searchParams.get('dir'), entries: ['a.txt'] });
     if (path === '/api/echo') {
       res.writeHead(201, { 'content-type': req.headers['content-type'] ?? 'text/plain', 'x-terminal': 'yes' });

@@ -45,6 +45,7 @@ import { addWebSearch } from './web-search.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
 import type { PipelinesService } from '../pipelines/service.js';
+import type { TerminalsService } from '../terminals/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -150,6 +151,7 @@ export class ChatPipeline {
       attachments: ChatAttachments;
       web: WebService;
       pipelines: PipelinesService;
+      terminals: TerminalsService;
     },
   ) {}
 
@@ -185,7 +187,7 @@ export class ChatPipeline {
     const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
     const toolSet = clientTools
       ? null
-      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, builtins: builtins ? skills.viewable : null });
+      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, cookie: request.cookie, builtins: builtins ? skills.viewable : null });
     const job: Job = {
       user,
       form,

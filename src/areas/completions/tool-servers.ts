@@ -8,6 +8,7 @@ import { webFetchPolicyFromEnv } from '../../core/http/url-guard.js';
 import { type Json, isObject } from '../chats/history.js';
 import { documentUrl, openApiToolSpecs, operationRequest, toolServerText } from './openapi.js';
 import { type ChatFunction, type ToolCallExtras, textOutcome } from './tools.js';
+import type { ChatTerminal } from '../terminals/service.js';
 
 /**
  * OpenAPI tool servers in a chat (utils/tools.py get_tools, execute_tool_server;
@@ -208,15 +209,25 @@ export class ToolServers {
       selection.notices.push(`Failed to connect to ${typeof info.name === 'string' && info.name ? info.name : url} OpenAPI tool server`);
       return;
     }
-    for (const spec of openApiToolSpecs(doc)) {
+    const functions = this.operationFunctions(id, doc, url, { 'content-type': 'application/json', ...headers });
+    selection.functions.push(...functions.filter((fn) => functionAllowed(String(fn.spec.name), config.function_name_filter_list)));
+  }
+
+  /** Every operation of an admin's server's document as a function, called at `url` with `headers`. */
+  private operationFunctions(source: string, doc: Json, url: string, headers: Record<string, string>): ChatFunction[] {
+    return openApiToolSpecs(doc).map((spec) => {
       const name = String(spec.name);
-      if (!functionAllowed(name, config.function_name_filter_list)) continue;
-      selection.functions.push({
-        source: id,
-        spec,
-        run: (args, _user, extras) => this.call(this.direct, doc, url, name, args, { 'content-type': 'application/json', ...headers }, extras),
-      });
+      return { source, spec, run: (args, _user, extras) => this.call(this.direct, doc, url, name, args, headers, extras) };
+    });
+  }
+
+  /** A terminal's operations (`terminal_id`): `run_command` is told the working directory. */
+  terminalFunctions(terminal: ChatTerminal): ChatFunction[] {
+    const functions = this.operationFunctions(`terminal:${terminal.id}`, terminal.doc, terminal.url, terminal.headers);
+    for (const fn of functions) {
+      if (fn.spec.name === 'run_command' && terminal.cwd) fn.spec = { ...fn.spec, description: `${String(fn.spec.description ?? '')}\n\nThe current working directory is: ${terminal.cwd}` };
     }
+    return functions;
   }
 
   /** A connection's OpenAPI document: its inline `spec` (`spec_type: json`) or the one at `path`. */

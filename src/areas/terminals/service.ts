@@ -36,6 +36,17 @@ const STRIPPED_RESPONSE_HEADERS = new Set(['transfer-encoding', 'connection', 'c
 /** How long a proxied request may take (the reference's total timeout). */
 const PROXY_TIMEOUT_MS = 300_000;
 
+export interface ChatTerminal {
+  id: string;
+  /** Where its operations are called (the policy route included). */
+  url: string;
+  headers: Record<string, string>;
+  /** Its OpenAPI document. */
+  doc: Json;
+  cwd: string | null;
+  systemPrompt: string | null;
+}
+
 export interface TerminalAnswer {
   status: number;
   headers: Record<string, string | string[]>;
@@ -191,6 +202,60 @@ export class TerminalsService {
     const key = bearerToken(connection.key);
     const firstMessage = (connection.auth_type ?? 'bearer') === 'bearer' ? JSON.stringify({ type: 'auth', token: key }) : null;
     return { url, firstMessage, connection };
+  }
+
+  /**
+   * A terminal as a chat's tools (`terminal_id`, utils/tools.get_terminal_tools):
+   * its OpenAPI document (`path`, `/openapi.json` by default), the headers its
+   * calls carry (credential, the user, the chat as `X-Session-Id` for the working
+   * directory), and what the model is told: the working directory and the
+   * server's own system prompt when it offers one. Refusals and failures are errors
+   * with the reference's words.
+   */
+  async chatTerminal(user: UserRecord, terminalId: string, caller: { token: string | null; cookie: string | null; chatId: string | null }): Promise<ChatTerminal> {
+    let reached: { connection: Json; baseUrl: string };
+    try {
+      reached = await this.reachable(user, terminalId);
+    } catch (error) {
+      if (!(error instanceof TerminalRefusal)) throw error;
+      if (error.status === 404) throw new Error(`Terminal server '${terminalId}' not found`);
+      if (error.message === 'Access denied') throw new Error(`Access denied to terminal ${terminalId}`);
+      if (error.status === 403) throw new Error(`Terminal server '${terminalId}' is disabled`);
+      throw new Error(error.message);
+    }
+    const { connection, baseUrl } = reached;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-user-id': user.id,
+      ...this.credentials(connection, caller),
+      ...(caller.chatId ? { 'x-session-id': caller.chatId } : {}),
+    };
+    const path = typeof connection.path === 'string' && connection.path ? connection.path : '/openapi.json';
+    const [doc, cwd, systemPrompt] = await Promise.all([
+      this.getJson(path.includes('://') ? path : `${baseUrl}${path.startsWith('/') ? '' : '/'}${path}`, headers, 10_000),
+      this.getJson(`${baseUrl}/files/cwd`, headers, 5_000).catch(() => null),
+      this.systemPrompt(baseUrl, headers).catch(() => null),
+    ]).catch((error: unknown) => {
+      this.core.log.warn({ terminal: terminalId, err: error instanceof Error ? error.message : String(error) }, 'Terminal server unavailable');
+      throw new Error(`Terminal server '${terminalId}' is unavailable`);
+    });
+    if (!isObject(doc) || !isObject(doc.paths)) throw new Error(`Terminal server '${terminalId}' has no available tools`);
+    return { id: terminalId, url: baseUrl, headers, doc, cwd: isObject(cwd) && typeof cwd.cwd === 'string' ? cwd.cwd : null, systemPrompt };
+  }
+
+  /** The server's system prompt (`/system`), asked only when `/api/config` lists the `system` feature. */
+  private async systemPrompt(baseUrl: string, headers: Record<string, string>): Promise<string | null> {
+    const config = await this.getJson(`${baseUrl}/api/config`, headers, 3_000);
+    if (!isObject(config) || !isObject(config.features) || !config.features.system) return null;
+    const answer = await this.getJson(`${baseUrl}/system`, headers, 3_000);
+    return isObject(answer) && typeof answer.prompt === 'string' && answer.prompt ? answer.prompt : null;
+  }
+
+  private async getJson(url: string, headers: Record<string, string>, timeoutMs: number): Promise<unknown> {
+    const response = await this.upstream.client.send({ url, headers: { ...headers, accept: 'application/json' }, timeoutMs });
+    const text = await response.body.text();
+    if (response.status !== 200) throw new Error(`HTTP ${response.status} from ${url}`);
+    return JSON.parse(text) as unknown;
   }
 
   async sessionEvent(user: UserRecord, event: 'terminal.session.opened' | 'terminal.session.closed', sessionId: string, serverId: string): Promise<void> {

@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { eventually } from '../../helpers/eventually.js';
+import { defaultScript, isTaskPrompt, startFakeModel } from '../../helpers/fake-model.js';
 import { fakeTerminal } from '../../helpers/fake-terminal.js';
+import { onlyOpenAI } from '../../helpers/fake-upstreams.js';
 import { as } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
 
@@ -13,7 +15,7 @@ import { useServer } from '../../helpers/world.js';
  */
 describe('terminals', () => {
   const world = useServer({
-    fakes: { start: async () => ({ terminal: await fakeTerminal() }) },
+    fakes: { start: async () => ({ terminal: await fakeTerminal(), model: await startFakeModel() }), env: ({ model }) => onlyOpenAI(model.url) },
     env: { TERMINAL_PROXY_HEADERS: '{"x-frame-options": "DENY"}' },
     users: { member: 'user', other: 'user' },
   });
@@ -139,5 +141,33 @@ describe('terminals', () => {
       expect(await session.closed, reason).toEqual({ code, reason });
     }
     expect(world.terminal.sessions.length).toBe(before);
+  });
+
+  it('gives a chat the terminal named by terminal_id: its tools, working directory and prompt', async () => {
+    const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
+    await world.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, admin());
+    world.model.script = (body: any) => {
+      if (isTaskPrompt(body)) return defaultScript(body);
+      const results = body.messages.filter((m: any) => m.role === 'tool');
+      if (results.length === 0) return { toolCalls: [{ name: 'run_command', arguments: { command: 'ls' } }] };
+      return { text: results.map((r: any) => r.content).join('\n') };
+    };
+    const ask = (token: string, terminalId: string) =>
+      world.api.post('/api/chat/completions', { model: 'fake-model', stream: false, terminal_id: terminalId, messages: [{ role: 'user', content: 'list files' }] }, { token });
+
+    const answer = await ask(world.member.token, 'team');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.choices[0].message.content).toContain(`ran ls as ${world.member.id}`);
+    const first = world.model.chatRequests().find((r: any) => r.tools)!;
+    const tool = first.tools.find((t: any) => t.function.name === 'run_command');
+    expect(tool.function.description).toContain('The current working directory is: /home/user');
+    expect(first.messages.find((m: any) => m.role === 'system')?.content).toContain('You can run commands in a terminal.');
+    expect(first.terminal_id).toBeUndefined();
+    expect(world.terminal.requests.find((r) => r.path === '/p/team%20a/execute')?.body).toBe('{"command":"ls"}');
+
+    const denied = await ask(world.other.token, 'team');
+    expect(denied.status).toBe(503);
+    expect(denied.body.detail).toBe('Terminal unavailable: Access denied to terminal team');
+    expect((await ask(world.member.token, 'nope')).body.detail).toBe("Terminal unavailable: Terminal server 'nope' not found");
   });
 });
