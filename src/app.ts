@@ -221,6 +221,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
+  const pipelines = new PipelinesService(core, upstream);
+  const terminals = new TerminalsService(core, access, upstream);
   const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
@@ -250,10 +252,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   python.setBridge(bridge);
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
-  const tasks = new TasksService(core, models, completions, chats, realtime, registry);
+  const tasks = new TasksService(core, models, completions, chats, realtime, registry, pipelines);
   const limits = new LimitsService(core);
-  const pipelines = new PipelinesService(core, upstream);
-  const terminals = new TerminalsService(core, access, upstream);
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);

@@ -153,4 +153,13 @@ describe('pipelines', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toBe('Guard refused the message');
   });
+
+  it('runs the inlet filters on task prompts too', async () => {
+    const before = world.pipes.requests.length;
+    const title = await world.api.post('/api/v1/tasks/title/completions', { model: 'echo', messages: [{ role: 'user', content: 'name this' }] }, admin());
+    expect(title.status, title.text).toBe(200);
+    const sent = world.pipes.requests.slice(before);
+    expect(sent.filter((r) => r.path.endsWith('/filter/inlet')).map((r) => r.path)).toEqual(['/guard/filter/inlet', '/tagger/filter/inlet', '/echo/filter/inlet']);
+    expect(sent.find((r) => r.path === '/chat/completions')?.body.messages.at(-1).content).toMatch(/ \[guard in\] \[tag in\]$/);
+  });
 });
