@@ -5,8 +5,9 @@ import { listenLocally } from './server.js';
 
 /**
  * An Open Terminal server (or orchestrator) for tests. HTTP: `/api/config` (with
- * the `system` feature: `/system` has a prompt), `/files/cwd`, `/openapi.json` (one
- * operation, `run_command`: `POST /execute`), `/api/files` (lists the query's `dir`), `/api/echo` (answers the request's
+ * the `system` feature: `/system` has a prompt), `/files/cwd`, `/openapi.json` (two
+ * operations: `run_command`, `POST /execute`; `display_file`, `POST /files/display`, where
+ * `/missing.txt` does not exist), `/api/files` (lists the query's `dir`), `/api/echo` (answers the request's
  * body with its content type), `/api/fail` (500), and the same under
  * `/p/{policy}/` as an orchestrator routes a policy. Websocket
  * `/api/terminals/{session}`: the first message must be `{"type": "auth",
@@ -33,6 +34,13 @@ const OPENAPI = {
         requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } } },
       },
     },
+    '/files/display': {
+      post: {
+        operationId: 'display_file',
+        description: 'Shows a file to the user.',
+        requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } } },
+      },
+    },
   },
 };
 
@@ -50,6 +58,10 @@ export async function fakeTerminal(key = 'terminal-key'): Promise<FakeTerminal> 
     if (path === '/system') return sendJson(res, 200, { prompt: 'You can run commands in a terminal.' });
     if (path === '/files/cwd') return sendJson(res, 200, { cwd: '/home/user' });
     if (path === '/openapi.json') return sendJson(res, 200, OPENAPI);
+    if (path === '/files/display' && req.method === 'POST') {
+      const { path: file } = JSON.parse(body);
+      return sendJson(res, 200, { path: file, exists: file !== '/missing.txt' });
+    }
     if (path === '/execute' && req.method === 'POST') {
       const { command } = JSON.parse(body);
       return sendJson(res, 200, { output: `ran ${command} as ${req.headers['x-user-id']} in ${req.headers['x-session-id'] ?? 'no session'}` });

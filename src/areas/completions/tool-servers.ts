@@ -221,13 +221,25 @@ export class ToolServers {
     });
   }
 
-  /** A terminal's operations (`terminal_id`): `run_command` is told the working directory. */
+  /**
+   * A terminal's operations (`terminal_id`): `run_command` is told the working directory, and
+   * calls that change what the frontend's file pane shows are announced to it (terminal_event_handler).
+   */
   terminalFunctions(terminal: ChatTerminal): ChatFunction[] {
-    const functions = this.operationFunctions(`terminal:${terminal.id}`, terminal.doc, terminal.url, terminal.headers);
-    for (const fn of functions) {
-      if (fn.spec.name === 'run_command' && terminal.cwd) fn.spec = { ...fn.spec, description: `${String(fn.spec.description ?? '')}\n\nThe current working directory is: ${terminal.cwd}` };
-    }
-    return functions;
+    return this.operationFunctions(`terminal:${terminal.id}`, terminal.doc, terminal.url, terminal.headers).map((fn) => {
+      const name = String(fn.spec.name);
+      const spec = name === 'run_command' && terminal.cwd ? { ...fn.spec, description: `${String(fn.spec.description ?? '')}\n\nThe current working directory is: ${terminal.cwd}` } : fn.spec;
+      return {
+        ...fn,
+        spec,
+        run: async (args, user, extras) => {
+          const outcome = await fn.run(args, user, extras);
+          const event = terminalEvent(name, args, outcome.text);
+          if (event) await extras.eventEmitter?.(event);
+          return outcome;
+        },
+      };
+    });
   }
 
   /** A connection's OpenAPI document: its inline `spec` (`spec_type: json`) or the one at `path`. */
@@ -288,4 +300,23 @@ export class ToolServers {
       return textOutcome(toolServerText({ error: message }));
     }
   }
+}
+
+/**
+ * The `terminal:*` event a terminal call announces: `display_file` (unless the file does not
+ * exist) and `write_file`/`replace_file_content` with the path, `run_command` without data.
+ */
+function terminalEvent(name: string, args: Json, resultText: string): Json | null {
+  const path = typeof args.path === 'string' ? args.path : '';
+  if (name === 'run_command') return { type: 'terminal:run_command', data: {} };
+  if (!path) return null;
+  if (name === 'write_file' || name === 'replace_file_content') return { type: `terminal:${name}`, data: { path } };
+  if (name !== 'display_file') return null;
+  try {
+    const result: unknown = JSON.parse(resultText);
+    if (isObject(result) && result.exists === false) return null;
+  } catch {
+    // not JSON: the file is shown
+  }
+  return { type: 'terminal:display_file', data: { path } };
 }

@@ -3,6 +3,7 @@ import { WebSocket } from 'ws';
 import { eventually } from '../../helpers/eventually.js';
 import { defaultScript, isTaskPrompt, startFakeModel } from '../../helpers/fake-model.js';
 import { fakeTerminal } from '../../helpers/fake-terminal.js';
+import { openBrowser } from '../completions/setup.js';
 import { onlyOpenAI } from '../../helpers/fake-upstreams.js';
 import { as } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
@@ -164,6 +165,35 @@ describe('terminals', () => {
     expect(first.messages.find((m: any) => m.role === 'system')?.content).toContain('You can run commands in a terminal.');
     expect(first.terminal_id).toBeUndefined();
     expect(world.terminal.requests.find((r) => r.path === '/p/team%20a/execute')?.body).toBe('{"command":"ls"}');
+
+    // A stored answer's terminal calls are announced to the owner's sockets (the frontend's file pane).
+    const browser = await openBrowser(world.server.url, world.member.token);
+    try {
+      world.model.script = (body: any) => {
+        if (isTaskPrompt(body)) return defaultScript(body);
+        if (body.messages.some((m: any) => m.role === 'tool')) return { text: 'done' };
+        return {
+          toolCalls: [
+            { name: 'run_command', arguments: { command: 'touch a.txt' } },
+            { name: 'display_file', arguments: { path: '/a.txt' } },
+            { name: 'display_file', arguments: { path: '/missing.txt' } },
+          ],
+        };
+      };
+      const messages = { q: { id: 'q', parentId: null, childrenIds: ['a'], role: 'user', content: 'make a file', timestamp: 1 }, a: { id: 'a', parentId: 'q', childrenIds: [], role: 'assistant', content: '', done: false, timestamp: 1 } };
+      const chat = await world.api.post('/api/v1/chats/new', { chat: { title: 'Terminal', models: ['fake-model'], history: { currentId: 'a', messages } } }, as(world.member));
+      const stored = await world.api.post('/api/chat/completions', { model: 'fake-model', chat_id: chat.body.id, id: 'a', stream: false, terminal_id: 'team', messages: [{ role: 'user', content: 'make a file' }] }, as(world.member));
+      expect(stored.status, stored.text).toBe(200);
+      await eventually(() => browser.received.some((e) => e.type === 'terminal:display_file'));
+      // The calls may run together: the events in any order.
+      expect(browser.received.filter((e) => e.type.startsWith('terminal:')).map((e) => [e.type, e.data]).sort()).toEqual([
+        ['terminal:run_command', {}],
+        ['terminal:display_file', { path: '/a.txt' }],
+      ]);
+      expect(world.terminal.requests.find((r) => r.path === '/p/team%20a/execute' && r.body.includes('touch'))?.headers['x-session-id']).toBe(chat.body.id);
+    } finally {
+      browser.close();
+    }
 
     const denied = await ask(world.other.token, 'team');
     expect(denied.status).toBe(503);
