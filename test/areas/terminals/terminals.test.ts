@@ -184,11 +184,11 @@ describe('terminals', () => {
       const chat = await world.api.post('/api/v1/chats/new', { chat: { title: 'Terminal', models: ['fake-model'], history: { currentId: 'a', messages } } }, as(world.member));
       const stored = await world.api.post('/api/chat/completions', { model: 'fake-model', chat_id: chat.body.id, id: 'a', stream: false, terminal_id: 'team', messages: [{ role: 'user', content: 'make a file' }] }, as(world.member));
       expect(stored.status, stored.text).toBe(200);
-      await eventually(() => browser.received.some((e) => e.type === 'terminal:display_file'));
+      await eventually(() => browser.received.filter((e) => e.type.startsWith('terminal:')).length >= 2);
       // The calls may run together: the events in any order.
       expect(browser.received.filter((e) => e.type.startsWith('terminal:')).map((e) => [e.type, e.data]).sort()).toEqual([
-        ['terminal:run_command', {}],
         ['terminal:display_file', { path: '/a.txt' }],
+        ['terminal:run_command', {}],
       ]);
       expect(world.terminal.requests.find((r) => r.path === '/p/team%20a/execute' && r.body.includes('touch'))?.headers['x-session-id']).toBe(chat.body.id);
     } finally {
