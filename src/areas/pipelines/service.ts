@@ -18,6 +18,12 @@ export const PIPELINE_NOT_FOUND = 'Pipeline not found';
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** A pipeline's path on its server: one encoded segment; a dot segment (resolved away by the URL) finds no pipeline. */
+function pipelinePath(id: string): string {
+  if (id === '.' || id === '..') throw new HttpError(404, PIPELINE_NOT_FOUND);
+  return `/${encodeURIComponent(id)}`;
+}
+
 export interface PipelineServer {
   url: string;
   idx: number;
@@ -113,16 +119,16 @@ export class PipelinesService {
   }
 
   valves(urlIdx: number | undefined, pipelineId: string): Promise<Json> {
-    return this.call(urlIdx, `/${encodeURIComponent(pipelineId)}/valves`);
+    return this.call(urlIdx, `${pipelinePath(pipelineId)}/valves`);
   }
 
   valvesSpec(urlIdx: number | undefined, pipelineId: string): Promise<Json> {
-    return this.call(urlIdx, `/${encodeURIComponent(pipelineId)}/valves/spec`);
+    return this.call(urlIdx, `${pipelinePath(pipelineId)}/valves/spec`);
   }
 
   /** The server validates the valves against its own spec; its refusal is relayed. */
   async updateValves(user: UserRecord, urlIdx: number | undefined, pipelineId: string, valves: Json): Promise<Json> {
-    const data = await this.call(urlIdx, `/${encodeURIComponent(pipelineId)}/valves/update`, { json: valves });
+    const data = await this.call(urlIdx, `${pipelinePath(pipelineId)}/valves/update`, { json: valves });
     await this.publish(user, 'pipeline.valves_updated', pipelineId, { url_idx: urlIdx ?? null });
     return data;
   }
@@ -186,7 +192,7 @@ export class PipelinesService {
       let response: UpstreamResponse;
       try {
         response = await this.upstream.client.send({
-          url: this.upstream.url(connection, `/${encodeURIComponent(filter.id)}/filter/${stage}`),
+          url: this.upstream.url(connection, `${pipelinePath(filter.id)}/filter/${stage}`),
           method: 'POST',
           headers: { authorization: `Bearer ${connection.key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ user: who, body }),

@@ -82,8 +82,15 @@ async function terminalsRoutes(app: App, ctx: AreaContext<{ terminals: Terminals
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const match = SOCKET_PATH.exec(request.url ?? '');
     if (!match) return;
+    let serverId: string;
+    let sessionId: string;
+    try {
+      [serverId, sessionId] = [decodeURIComponent(match[1]), decodeURIComponent(match[2])];
+    } catch {
+      return void socket.destroy();
+    }
     socketServer().then(
-      (server) => server.handleUpgrade(request, socket, head, (client) => void session(client, decodeURIComponent(match[1]), decodeURIComponent(match[2]))),
+      (server) => server.handleUpgrade(request, socket, head, (client) => void session(client, serverId, sessionId).catch(() => client.terminate())),
       () => socket.destroy(),
     );
   });

@@ -196,6 +196,8 @@ export class TerminalsService {
   /** The terminal server's websocket for a session: its URL (the user named) and what to send first. */
   async socketTarget(user: UserRecord, serverId: string, sessionId: string): Promise<{ url: string; firstMessage: string | null; connection: Json }> {
     const { connection, baseUrl } = await this.reachable(user, serverId);
+    // A dot segment would be resolved away by the URL, reaching another path of the server.
+    if (sessionId === '.' || sessionId === '..') throw new TerminalRefusal(400, 'Invalid session id');
     const base = baseUrl.replace(/^https:\/\//, 'wss://').replace(/^http:\/\//, 'ws://');
     // The session id is one opaque segment: it cannot smuggle a query that names another user.
     const url = `${base}/api/terminals/${encodeURIComponent(sessionId)}?${new URLSearchParams({ user_id: user.id })}`;

@@ -134,6 +134,10 @@ describe('terminals', () => {
       ['private', { type: 'auth', token: world.member.token }, 4003, 'Access denied'],
       ['nope', { type: 'auth', token: world.member.token }, 4004, "Terminal server 'nope' not found"],
     ];
+    // A path that cannot be decoded is not upgraded (and the server carries on).
+    const broken = new WebSocket(`${world.server.url.replace('http', 'ws')}/api/v1/terminals/team/api/terminals/%E0%A4%A`);
+    await expect(new Promise((resolve, reject) => broken.on('open', resolve).on('error', reject))).rejects.toThrow();
+    expect((await world.api.get('/api/v1/terminals/', as(world.member))).status).toBe(200);
     const before = world.terminal.sessions.length;
     for (const [serverId, first, code, reason] of refusals) {
       const session = openSocket(serverId, 's');
