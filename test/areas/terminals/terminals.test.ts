@@ -64,6 +64,14 @@ describe('terminals', () => {
     expect(echoed.headers.get('x-terminal')).toBe('yes');
     expect(world.terminal.requests.at(-1)).toMatchObject({ method: 'PUT', path: '/api/echo' });
 
+    // A file upload (multipart) passes through as sent.
+    const form = new FormData();
+    form.append('file', new Blob(['file body']), 'notes.txt');
+    const uploaded = await fetch(`${world.server.url}/api/v1/terminals/private/api/echo`, { method: 'POST', body: form, headers: { authorization: `Bearer ${world.admin.token}` } });
+    expect(uploaded.status).toBe(201);
+    expect(uploaded.headers.get('content-type')).toMatch(/^multipart\/form-data; boundary=/);
+    expect(await uploaded.text()).toContain('filename="notes.txt"');
+
     const failed = await world.api.get('/api/v1/terminals/private/api/fail', admin());
     expect(failed.status).toBe(500);
     expect(failed.body).toEqual({ detail: 'disk full' });
