@@ -59,6 +59,8 @@ try {
     external: [
       ...['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
       ...['pg', 'ioredis', '@socket.io/redis-adapter', 'unpdf', 'mammoth', 'jszip', '@aws-sdk/client-s3'],
+      // Loaded at the first chat PDF; it reads its fonts next to its own modules.
+      'pdfmake',
       // Read at first use through require (core/tokens.ts): megabytes of ranks kept out of the start.
       'js-tiktoken',
     ],

@@ -106,6 +106,13 @@ import { LimitsService } from './areas/limits/service.js';
 import { imagesArea } from './areas/images/routes.js';
 import { ImagesService } from './areas/images/service.js';
 
+import { pipelinesArea } from './areas/pipelines/routes.js';
+import { PipelinesService } from './areas/pipelines/service.js';
+import { utilsArea } from './areas/utils/routes.js';
+import { terminalsArea } from './areas/terminals/routes.js';
+import { TerminalsService } from './areas/terminals/service.js';
+import { UtilsService } from './areas/utils/service.js';
+
 /** Every area's service, built once here; each area's routes take the ones they name. */
 export interface Services {
   users: UsersService;
@@ -144,6 +151,10 @@ export interface Services {
   analytics: AnalyticsService;
   limits: LimitsService;
   images: ImagesService;
+
+  pipelines: PipelinesService;
+  utils: UtilsService;
+  terminals: TerminalsService;
 }
 
 export interface Parley {
@@ -218,6 +229,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
+  const pipelines = new PipelinesService(core, upstream);
+  const terminals = new TerminalsService(core, access, upstream);
   const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
   const models = new ModelsService(core, upstream, access, users);
   // One adapter per kind of provider, below the areas: the proxy routes and every completion go through them.
@@ -249,7 +262,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   python.setBridge(bridge);
   const realtime = new Realtime(realtimeOptions, { tokens: core.tokens, userById: (id) => users.sessionUser(id), touch: (user) => users.touch(user), log: logger });
   const registry = new TaskRegistry({ redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix }, logger);
-  const tasks = new TasksService(core, models, completions, chats, realtime, registry);
+  const tasks = new TasksService(core, models, completions, chats, realtime, registry, pipelines);
   const limits = new LimitsService(core);
   const images = new ImagesService(core, { files, access });
   const pipelineOptions = readPipelineOptions(env.raw);
@@ -279,6 +292,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     files,
     limits,
     images,
+
+    pipelines,
+    terminals,
   });
   connectPipes({ functions, models, completions, realtime, chats, log: logger });
   connectRealtime({ realtime, users, chats, folders, registry });
@@ -291,7 +307,12 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, audio, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, images };
+
+  const services: Services = {
+    ...{ users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, audio },
+    ...{ prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels },
+    ...{ automations, calendar, evaluations, analytics, limits, images, pipelines, utils: new UtilsService(core, python), terminals },
+  };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -370,6 +391,10 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     analyticsArea,
     limitsArea,
     imagesArea,
+
+    pipelinesArea,
+    utilsArea,
+    terminalsArea,
   ];
   await mountAreas(app, context, areas);
   if (frontend) await app.register(async (web) => frontend.routes(web as App));

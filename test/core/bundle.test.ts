@@ -64,6 +64,15 @@ describe('the bundled server', () => {
     expect(models.status, models.text).toBe(200);
     expect(models.body.data.map((m: { id: string }) => m.id)).toContain('bundled-model');
 
+    // pdfmake, at the first chat PDF (outside the bundle: it reads its fonts next to its modules).
+    const pdf = await fetch(`${child.url}/api/v1/utils/pdf`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Bundled', messages: [{ role: 'user', content: 'Привет' }] }),
+    });
+    expect(pdf.status).toBe(200);
+    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+
     // ioredis and the adapter: the server's named connections are open.
     const probe = new Redis(redis.url);
     try {

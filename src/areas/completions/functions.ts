@@ -63,12 +63,21 @@ export class PipelineFunctions {
 
   /**
    * Outlet filters after an answer is stored (outlet_filter_handler): they see
-   * the branch up to the answer; messages whose content they changed are
+   * the branch up to the answer, after the Pipelines servers' outlet filters
+   * (`pipelines`: null when none applies); messages whose content they changed are
    * stored with the change (the first text kept as `originalContent`) and the
    * sockets get `chat:outlet`. A failing filter leaves the answer as it was.
    */
-  async outletAnswer(filters: FunctionRecord[], user: UserRecord, model: Json, metadata: Json, live: LiveEvents, fallback: Message[]): Promise<void> {
-    if (filters.length === 0) return;
+  async outletAnswer(
+    filters: FunctionRecord[],
+    user: UserRecord,
+    model: Json,
+    metadata: Json,
+    live: LiveEvents,
+    fallback: Message[],
+    pipelines: ((data: Json) => Promise<Json | null>) | null,
+  ): Promise<void> {
+    if (filters.length === 0 && !pipelines) return;
     const chatId = String(metadata.chat_id ?? '');
     const messageId = String(metadata.message_id ?? '');
     const map = isSavedChatId(chatId) ? await this.chats.messages(chatId) : null;
@@ -81,9 +90,12 @@ export class PipelineFunctions {
       session_id: metadata.session_id ?? null,
       id: messageId,
     };
-    let result: Json;
+    // A failing pipeline outlet is passed over (middleware.py logs it); the functions still run.
+    const piped = pipelines ? await pipelines(data).catch(() => null) : null;
+    if (!piped && filters.length === 0) return;
+    let result: Json = piped ?? data;
     try {
-      result = await this.functions.run(filters, 'outlet', data, user, model, metadata, live);
+      if (filters.length > 0) result = await this.functions.run(filters, 'outlet', result, user, model, metadata, live);
     } catch {
       return;
     }

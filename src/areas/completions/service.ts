@@ -46,6 +46,8 @@ import { generateChatImage } from './image-generation.js';
 import type { ImagesService } from '../images/service.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
+import type { PipelinesService } from '../pipelines/service.js';
+import type { TerminalsService } from '../terminals/service.js';
 
 /**
  * `POST /api/chat/completions` (main.chat_completion and utils/middleware.py).
@@ -153,6 +155,9 @@ export class ChatPipeline {
       attachments: ChatAttachments;
       web: WebService;
       images: ImagesService;
+
+      pipelines: PipelinesService;
+      terminals: TerminalsService;
     },
   ) {}
 
@@ -188,7 +193,7 @@ export class ChatPipeline {
     const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
     const toolSet = clientTools
       ? null
-      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, builtins: builtins ? skills.viewable : null });
+      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, cookie: request.cookie, builtins: builtins ? skills.viewable : null });
     const job: Job = {
       user,
       form,
@@ -218,14 +223,21 @@ export class ChatPipeline {
   }
 
   /**
-   * Inlet filters (functions.ts): the conversation (and files) they return is what the model receives.
+   * Inlet filters, the Pipelines servers' first (pipelines/service.ts), then the filter functions
+   * (functions.ts): the conversation (and files) they return is what the model receives.
    * One that raises refuses the request; its message is also the answer's error (main.chat_completion).
    */
   private async inlet(job: Job, model: Json, target: Target): Promise<void> {
-    if (job.filters.length === 0) return;
     const metadata = this.functionMetadata(job, target.messageId, model);
     const live = this.deps.functions.live(job.user.id, job.chatId, target.messageId, job.sessionId);
     try {
+      const piped = await this.deps.pipelines.inlet(job.user, { ...job.form, model: model.id, messages: job.messages }, this.context(job.user, job.request, job.request.signal));
+      if (piped) {
+        const { messages, ...form } = piped;
+        if (Array.isArray(messages)) job.messages = messages.filter(isObject) as Message[];
+        job.form = { ...form, model: job.form.model };
+      }
+      if (job.filters.length === 0) return;
       const filtered = await this.deps.functions.inlet(job.filters, job.user, model, { ...job.form, messages: job.messages }, metadata, live);
       job.messages = filtered.messages;
       if (Array.isArray(filtered.files)) job.form.files = filtered.files;
@@ -242,7 +254,10 @@ export class ChatPipeline {
   private async outlet(job: Job, model: Json, messageId: string, messages: Message[], result: GenerationResult): Promise<void> {
     const answered = [...messages, { id: messageId, role: 'assistant', content: outputText(result.output) }];
     const live = this.deps.functions.live(job.user.id, job.chatId, messageId, job.sessionId);
-    await this.deps.functions.outletAnswer(job.filters, job.user, model, this.functionMetadata(job, messageId, model), live, answered);
+    const context = this.context(job.user, job.request, new AbortController().signal);
+    const piped = await this.deps.pipelines.appliesTo(String(model.id), context);
+    const pipelines = piped ? (data: Json) => this.deps.pipelines.outlet(job.user, data, context) : null;
+    await this.deps.functions.outletAnswer(job.filters, job.user, model, this.functionMetadata(job, messageId, model), live, answered, pipelines);
   }
 
   /** `__metadata__` of the functions run for a message (middleware.py's metadata). */
@@ -719,7 +734,9 @@ export class ChatPipeline {
     const model = listed.find((e) => e.id === data.model)?.model;
     if (!model) throw badRequest(MODEL_NOT_FOUND);
     const filters = await this.deps.functions.filters(model, data.filter_ids);
-    return this.deps.functions.completed(filters, user, model, data);
+    // The Pipelines servers' outlet filters first, as chat_completed does; their refusal is the answer.
+    const piped = await this.deps.pipelines.outlet(user, data, this.context(user, request, request.signal));
+    return this.deps.functions.completed(filters, user, model, piped ?? data);
   }
 
   /** `POST /api/chat/actions/{id}` (`id` or `id.sub_action`): runs the action function on the message. */

@@ -8,6 +8,7 @@ import { webFetchPolicyFromEnv } from '../../core/http/url-guard.js';
 import { type Json, isObject } from '../chats/history.js';
 import { documentUrl, openApiToolSpecs, operationRequest, toolServerText } from './openapi.js';
 import { type ChatFunction, type ToolCallExtras, textOutcome } from './tools.js';
+import type { ChatTerminal } from '../terminals/service.js';
 
 /**
  * OpenAPI tool servers in a chat (utils/tools.py get_tools, execute_tool_server;
@@ -208,15 +209,37 @@ export class ToolServers {
       selection.notices.push(`Failed to connect to ${typeof info.name === 'string' && info.name ? info.name : url} OpenAPI tool server`);
       return;
     }
-    for (const spec of openApiToolSpecs(doc)) {
+    const functions = this.operationFunctions(id, doc, url, { 'content-type': 'application/json', ...headers });
+    selection.functions.push(...functions.filter((fn) => functionAllowed(String(fn.spec.name), config.function_name_filter_list)));
+  }
+
+  /** Every operation of an admin's server's document as a function, called at `url` with `headers`. */
+  private operationFunctions(source: string, doc: Json, url: string, headers: Record<string, string>): ChatFunction[] {
+    return openApiToolSpecs(doc).map((spec) => {
       const name = String(spec.name);
-      if (!functionAllowed(name, config.function_name_filter_list)) continue;
-      selection.functions.push({
-        source: id,
+      return { source, spec, run: (args, _user, extras) => this.call(this.direct, doc, url, name, args, headers, extras) };
+    });
+  }
+
+  /**
+   * A terminal's operations (`terminal_id`): `run_command` is told the working directory, and
+   * calls that change what the frontend's file pane shows are announced to it (terminal_event_handler).
+   */
+  terminalFunctions(terminal: ChatTerminal): ChatFunction[] {
+    return this.operationFunctions(`terminal:${terminal.id}`, terminal.doc, terminal.url, terminal.headers).map((fn) => {
+      const name = String(fn.spec.name);
+      const spec = name === 'run_command' && terminal.cwd ? { ...fn.spec, description: `${String(fn.spec.description ?? '')}\n\nThe current working directory is: ${terminal.cwd}` } : fn.spec;
+      return {
+        ...fn,
         spec,
-        run: (args, _user, extras) => this.call(this.direct, doc, url, name, args, { 'content-type': 'application/json', ...headers }, extras),
-      });
-    }
+        run: async (args, user, extras) => {
+          const outcome = await fn.run(args, user, extras);
+          const event = terminalEvent(name, args, outcome.text);
+          if (event) await extras.eventEmitter?.(event);
+          return outcome;
+        },
+      };
+    });
   }
 
   /** A connection's OpenAPI document: its inline `spec` (`spec_type: json`) or the one at `path`. */
@@ -277,4 +300,23 @@ export class ToolServers {
       return textOutcome(toolServerText({ error: message }));
     }
   }
+}
+
+/**
+ * The `terminal:*` event a terminal call announces: `display_file` (unless the file does not
+ * exist) and `write_file`/`replace_file_content` with the path, `run_command` without data.
+ */
+function terminalEvent(name: string, args: Json, resultText: string): Json | null {
+  const path = typeof args.path === 'string' ? args.path : '';
+  if (name === 'run_command') return { type: 'terminal:run_command', data: {} };
+  if (!path) return null;
+  if (name === 'write_file' || name === 'replace_file_content') return { type: `terminal:${name}`, data: { path } };
+  if (name !== 'display_file') return null;
+  try {
+    const result: unknown = JSON.parse(resultText);
+    if (isObject(result) && result.exists === false) return null;
+  } catch {
+    // not JSON: the file is shown
+  }
+  return { type: 'terminal:display_file', data: { path } };
 }

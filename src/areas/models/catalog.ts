@@ -1,5 +1,5 @@
 import type { AccessGrant } from '../../core/access/grants.js';
-import type { ProviderModels } from '../../core/upstream/catalog.js';
+import { type ProviderModels, isFilterPipeline } from '../../core/upstream/catalog.js';
 import type { ModelRecord } from './store.js';
 
 /**
@@ -112,7 +112,7 @@ function applyDefaultMetadata(model: Json, defaults: Json): void {
 }
 
 export function buildCatalog(inputs: CatalogInputs): ListedModel[] {
-  const models = [...(inputs.pipes ?? []).map((m) => ({ ...m })), ...baseModels(inputs.providers)];
+  const models = [...(inputs.pipes ?? []).map((m) => ({ ...m })), ...baseModels(inputs.providers).filter((m) => !isFilterPipeline(m))];
   if (models.length === 0) return [];
   models.push(...arenaModels(inputs.arena));
 

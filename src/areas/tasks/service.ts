@@ -7,6 +7,7 @@ import { type Answer, UPSTREAM_ERROR } from '../../core/upstream/service.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
 import type { ChatsService } from '../chats/service.js';
 import { temporarySessionId } from '../chats/ids.js';
+import type { PipelinesService } from '../pipelines/service.js';
 import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
 import type { StopResult, TaskRegistry } from './registry.js';
@@ -81,6 +82,7 @@ export class TasksService {
     private readonly chats: ChatsService,
     private readonly realtime: Realtime,
     readonly registry: TaskRegistry,
+    private readonly pipelines: PipelinesService,
   ) {}
 
   // ---- running generations (/api/tasks) ------------------------------------------
@@ -149,12 +151,14 @@ export class TasksService {
     const models = await this.available(user, context);
     if (typeof modelId !== 'string' || !models.has(modelId)) throw notFound(UPSTREAM_ERROR.MODEL_NOT_FOUND());
     const model = kind === 'moa' ? models.get(modelId)! : this.taskModel(modelId, models);
-    const payload: Json = {
+    let payload: Json = {
       model: model.id,
       messages: [{ role: 'user', content: this.prompt(kind, form, user) }],
       stream: kind === 'moa' ? form.stream === true : false,
       ...this.tokenLimit(kind, model),
     };
+    // The Pipelines servers' inlet filters see task prompts too; their refusal is the answer (routers/tasks.py).
+    payload = (await this.pipelines.inlet(user, payload, context)) ?? payload;
     try {
       // A pipe answering the task learns which one it is (`__task__`, `__task_body__`), as in the reference.
       return await this.completions.complete(user, payload, { ...context, metadata: { ...context.metadata, task: TASK_NAMES[kind], task_body: form } });

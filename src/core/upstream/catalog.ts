@@ -49,6 +49,14 @@ const UNSUPPORTED_OPENAI_MODELS = ['babbage', 'dall-e', 'davinci', 'embedding', 
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/**
+ * A filter of a Pipelines server: it runs before and after other models' answers
+ * (`pipeline.type` `filter`) and is never offered as a model itself (main.get_models).
+ */
+export function isFilterPipeline(model: Json): boolean {
+  return isObject(model.pipeline) && model.pipeline.type === 'filter';
+}
+
 function listOf(response: unknown, field: 'data' | 'models'): Json[] | null {
   if (Array.isArray(response)) return response.filter(isObject);
   if (isObject(response) && Array.isArray(response[field])) return (response[field] as unknown[]).filter(isObject);
