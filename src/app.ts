@@ -251,6 +251,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
+  toolServers.connectOAuth(oauth);
   const mcpServers = new McpServers(core, toolServers);
   tools.connectServers(toolServers);
   const pipeline = new ChatPipeline(core, pipelineOptions, {

@@ -183,7 +183,7 @@ export class ChatPipeline {
     const skills = await chatSkills(this.deps.skills, user, form, primary, conversation, builtins, withSystemText);
     const toolSet = clientTools
       ? null
-      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, builtins: builtins ? skills.viewable : null });
+      : await chatToolSet(this.deps, this.core.settings, this.core.log, { user, form, model: primary, token: request.token, cookie: request.cookie, builtins: builtins ? skills.viewable : null });
     const job: Job = {
       user,
       form,

@@ -3,7 +3,7 @@ import { ERROR } from '../../../src/core/http/errors.js';
 import { TestClock } from '../../helpers/server.js';
 import { addUser } from '../../helpers/users.js';
 import { type ServerWorld, useServer } from '../../helpers/world.js';
-import { Browser, CLIENT_ID, CLIENT_SECRET, type OpenIdProvider, startOpenIdProvider } from './openid-provider.js';
+import { Browser, CLIENT_ID, CLIENT_SECRET, type OpenIdProvider, type SignIn, signInAt, startOpenIdProvider, type Tamper } from './openid-provider.js';
 
 type World = ServerWorld<{ idp: OpenIdProvider }>;
 
@@ -37,47 +37,8 @@ async function setUp(extra: Record<string, unknown> = {}): Promise<void> {
   await configure({ ...BASE_CONFIG, OAUTH_CLIENT_ID: CLIENT_ID, OAUTH_CLIENT_SECRET: CLIENT_SECRET, OPENID_PROVIDER_URL: world.idp.metadataUrl, ...extra });
 }
 
-interface SignIn {
-  browser: Browser;
-  authorization: URL;
-  callback: string;
-  response: Response;
-  location: string;
-  token: string | undefined;
-  sessionId: string | undefined;
-}
-
-/**
- * The browser's way through a sign-in: Parley's /login, the provider's sign-in page (posting the
- * account), back to Parley's callback. `tamper` may change the authorization request or the
- * callback address on the way, as an attacker could.
- */
-async function signInThroughProvider(
-  accountId: string,
-  tamper: { authorization?: (url: URL) => void; callback?: (url: URL) => void } = {},
-): Promise<SignIn> {
-  const browser = new Browser();
-  const start = await browser.request(`${world.server.url}/oauth/oidc/login`);
-  expect(start.status).toBe(302);
-  const authorization = new URL(start.headers.get('location')!);
-  tamper.authorization?.(authorization);
-  const atLogin = await browser.follow(authorization.href, (location) => location.includes('/interaction/'));
-  const loggedIn = await browser.request(`${atLogin.url}/login`, { method: 'POST', form: { login: accountId } });
-  const back = await browser.follow(new URL(loggedIn.headers.get('location')!, atLogin.url).href, (location) => location.startsWith(world.server.url));
-  const callback = new URL(back.url);
-  tamper.callback?.(callback);
-  const response = await browser.request(callback.href);
-  expect(response.status).toBe(302);
-  return {
-    browser,
-    authorization,
-    callback: callback.href,
-    response,
-    location: response.headers.get('location')!,
-    token: browser.cookie(world.server.url, 'token'),
-    sessionId: browser.cookie(world.server.url, 'oauth_session_id'),
-  };
-}
+/** The browser's way through a sign-in at the test provider (openid-provider.ts). */
+const signInThroughProvider = (accountId: string, tamper: Tamper = {}) => signInAt(world.server.url, accountId, tamper);
 
 async function userCount(): Promise<number> {
   return world.server.parley.services.users.count();

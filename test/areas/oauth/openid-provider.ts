@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 
@@ -194,4 +195,49 @@ export class Browser {
     }
     throw new Error('too many redirects');
   }
+}
+
+export interface SignIn {
+  browser: Browser;
+  /** The authorization request Parley sent the browser to. */
+  authorization: URL;
+  callback: string;
+  response: Response;
+  location: string;
+  token: string | undefined;
+  sessionId: string | undefined;
+}
+
+/** Changes an attacker could make on the way: to the authorization request, or to the callback address. */
+export interface Tamper {
+  authorization?: (url: URL) => void;
+  callback?: (url: URL) => void;
+}
+
+/**
+ * A browser's way through a sign-in: Parley's /oauth/oidc/login, the provider's sign-in page
+ * (posting the account), back to Parley's callback, whose answer is returned.
+ */
+export async function signInAt(serverUrl: string, accountId: string, tamper: Tamper = {}): Promise<SignIn> {
+  const browser = new Browser();
+  const start = await browser.request(`${serverUrl}/oauth/oidc/login`);
+  expect(start.status).toBe(302);
+  const authorization = new URL(start.headers.get('location')!);
+  tamper.authorization?.(authorization);
+  const atLogin = await browser.follow(authorization.href, (location) => location.includes('/interaction/'));
+  const loggedIn = await browser.request(`${atLogin.url}/login`, { method: 'POST', form: { login: accountId } });
+  const back = await browser.follow(new URL(loggedIn.headers.get('location')!, atLogin.url).href, (location) => location.startsWith(serverUrl));
+  const callback = new URL(back.url);
+  tamper.callback?.(callback);
+  const response = await browser.request(callback.href);
+  expect(response.status).toBe(302);
+  return {
+    browser,
+    authorization,
+    callback: callback.href,
+    response,
+    location: response.headers.get('location')!,
+    token: browser.cookie(serverUrl, 'token'),
+    sessionId: browser.cookie(serverUrl, 'oauth_session_id'),
+  };
 }
