@@ -46,6 +46,19 @@ async function oauthRoutes(app: App, ctx: AreaContext<{ oauth: OAuthService }>):
   app.get('/oauth/:provider/login/callback', { schema: { tags, params: ProviderParams } }, callback);
   app.get('/oauth/:provider/callback', { schema: { tags, params: ProviderParams } }, callback);
 
+  // Loaded by the provider in a hidden frame of the browser, with the browser's cookies.
+  app.get(
+    '/oauth/frontchannel-logout',
+    { schema: { tags, querystring: Type.Object({ iss: Type.Optional(Type.String()), sid: Type.Optional(Type.String()) }) } },
+    async (request, reply) => {
+      const sessionId = request.cookies.oauth_session_id ?? null;
+      if (await oauth.frontchannelLogout(request.query.iss, request.cookies.token ?? null, sessionId)) {
+        for (const name of ['token', 'oauth_session_id', 'oauth_id_token']) clearCookie(reply, name);
+      }
+      return reply.header('cache-control', 'no-cache, no-store').type('text/html; charset=utf-8').send('<!doctype html><title>Signed out</title>');
+    },
+  );
+
   await app.register(async (scope: App) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', async (request: FastifyRequest, payload: IncomingMessage) =>
       Object.fromEntries(new URLSearchParams((await scope.readBody(request, payload)).toString('utf8'))),

@@ -547,6 +547,25 @@ export class OAuthService {
   }
 
   /**
+   * `GET /oauth/frontchannel-logout` (OpenID Front-Channel Logout 1.0): the provider loads it in
+   * the browser when the user signs out there; the browser's Parley session (its `token` cookie) is
+   * signed out and its OAuth session deleted. A request naming another issuer changes nothing (false).
+   */
+  async frontchannelLogout(issuer: string | undefined, credential: string | null, oauthSessionId: string | null): Promise<boolean> {
+    if (issuer) {
+      const issuers = await Promise.all(
+        this.providers()
+          .filter((p) => p.metadataUrl)
+          .map((p) => this.clients.configuration(p).then(({ config }) => config.serverMetadata().issuer, () => null)),
+      );
+      if (!issuers.includes(issuer)) return false;
+    }
+    if (oauthSessionId) await this.store().delete([oauthSessionId]);
+    if (credential) await this.auths.signout(credential, null);
+    return true;
+  }
+
+  /**
    * `POST /oauth/backchannel-logout` (OpenID Back-Channel Logout 1.0): the provider's signed
    * logout token ends every session of the account it names: the OAuth sessions are deleted and
    * every Parley token issued to the user before now is refused.

@@ -301,6 +301,23 @@ describe('OAuth sessions, token exchange and logout', () => {
     expect((await world.api.get('/api/v1/auths/', { token: signIn.token })).status).toBe(401);
   });
 
+  it('signs the browser out when the provider loads the front-channel logout page', async () => {
+    await setUp();
+    world.idp.accounts.set('fay', { sub: 'fay-sub', email: 'fay@example.com', name: 'Fay' });
+    const signIn = await signInThroughProvider('fay');
+    const cookie = `token=${signIn.token}; oauth_session_id=${signIn.sessionId}`;
+    const elsewhere = await world.api.get('/oauth/frontchannel-logout?iss=https%3A%2F%2Fother.example', { cookie });
+    expect(elsewhere.status).toBe(200);
+    expect((await world.api.get('/api/v1/auths/', { token: signIn.token })).status).toBe(200);
+
+    const res = await world.api.get(`/oauth/frontchannel-logout?iss=${encodeURIComponent(world.idp.issuer)}&sid=s1`, { cookie });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toContain('no-store');
+    expect(res.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['token', 'oauth_session_id', 'oauth_id_token']);
+    expect((await world.api.get('/api/v1/auths/', { token: signIn.token })).status).toBe(401);
+    expect((await sessionRows()).filter((s) => s.id === signIn.sessionId)).toEqual([]);
+  });
+
   it('ends every session of the account named by a valid back-channel logout token', async () => {
     await setUp();
     world.idp.accounts.set('vic', { sub: 'vic-sub', email: 'vic@example.com', name: 'Vic' });
