@@ -137,9 +137,10 @@ export async function startOpenIdProvider(): Promise<OpenIdProvider> {
       })();
       return;
     }
-    if (/^\/interaction\/[^/?]+$/.test(req.url ?? '')) {
+    const page = /^\/interaction\/([^/?]+)$/.exec(req.url ?? '');
+    if (page) {
       res.setHeader('content-type', 'text/html');
-      res.end('<form method="post" action="login"><input name="login"></form>');
+      res.end(`<form method="post" action="/interaction/${page[1]}/login"><input name="login"></form>`);
       return;
     }
     callback(req, res);
