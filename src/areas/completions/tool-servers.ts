@@ -85,6 +85,8 @@ export function functionAllowed(name: string, filter: unknown): boolean {
 export interface UserOAuthTokens {
   /** The access token of the OAuth session `sessionId` (else the user's newest), refreshed when due. */
   accessTokenFor(userId: string, sessionId: string | null): Promise<string | null>;
+  /** The user's token at a tool server's own authorization server (`<type>:<server id>`). */
+  clientAccessTokenFor(userId: string, key: string): Promise<string | null>;
 }
 
 /**
@@ -96,7 +98,7 @@ export function connectionHeaders(connection: Json, token: string | null, oauthT
   const authType = connection.auth_type ?? 'bearer';
   if (authType === 'bearer') headers.authorization = `Bearer ${typeof connection.key === 'string' ? connection.key : ''}`;
   else if (authType === 'session' && token) headers.authorization = `Bearer ${token}`;
-  else if (authType === 'system_oauth' && oauthToken) headers.authorization = `Bearer ${oauthToken}`;
+  else if ((authType === 'system_oauth' || authType === 'oauth_2.1' || authType === 'oauth_2.1_static') && oauthToken) headers.authorization = `Bearer ${oauthToken}`;
   if (isObject(connection.headers)) for (const [name, value] of Object.entries(connection.headers)) if (typeof value === 'string') headers[name] = value;
   return headers;
 }
@@ -138,11 +140,21 @@ export class ToolServers {
     this.oauthTokens = tokens;
   }
 
-  /** The user's provider access token for a `system_oauth` connection (null for other auth types). */
+  /**
+   * The user's OAuth access token for the connection: the sign-in provider's (`system_oauth`) or the
+   * one the user authorized at the server's own authorization server (`oauth_2.1`); null otherwise.
+   */
   async oauthTokenFor(connection: Json, user: UserRecord, cookie: string | null): Promise<string | null> {
-    if (connection.auth_type !== 'system_oauth' || !this.oauthTokens) return null;
-    const sessionId = cookie ? (parseCookie(cookie).oauth_session_id ?? null) : null;
-    return this.oauthTokens.accessTokenFor(user.id, sessionId);
+    if (!this.oauthTokens) return null;
+    if (connection.auth_type === 'system_oauth') {
+      const sessionId = cookie ? (parseCookie(cookie).oauth_session_id ?? null) : null;
+      return this.oauthTokens.accessTokenFor(user.id, sessionId);
+    }
+    if (connection.auth_type === 'oauth_2.1' || connection.auth_type === 'oauth_2.1_static') {
+      const info = isObject(connection.info) ? connection.info : {};
+      return this.oauthTokens.clientAccessTokenFor(user.id, `${typeof connection.type === 'string' ? connection.type : 'openapi'}:${String(info.id ?? '')}`);
+    }
+    return null;
   }
 
   /** Configured servers: Parley's own fetch (an admin chose the address). */

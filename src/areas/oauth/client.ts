@@ -37,6 +37,7 @@ export class ProviderClients {
 
   /** The provider's server metadata: discovered for OpenID providers, fixed for GitHub. */
   private async serverMetadata(lib: OpenIdClient, provider: OAuthProvider): Promise<ServerMetadata> {
+    if (provider.serverMetadata) return provider.serverMetadata as unknown as ServerMetadata;
     if (!provider.metadataUrl) {
       const endpoints = provider.endpoints!;
       return { issuer: new URL(endpoints.authorization).origin, authorization_endpoint: endpoints.authorization, token_endpoint: endpoints.token, userinfo_endpoint: endpoints.userinfo };

@@ -15,6 +15,8 @@ export interface OAuthProvider {
   metadataUrl: string | null;
   /** Plain OAuth 2 endpoints (GitHub). */
   endpoints?: { authorization: string; token: string; userinfo: string; emails: string };
+  /** The authorization server's metadata as stored with a tool server's client (MCP OAuth 2.1). */
+  serverMetadata?: Record<string, unknown>;
   /** The claim naming the account at the provider. */
   subClaim: string;
   /** Where the picture is when the claim has none (Microsoft Graph). */

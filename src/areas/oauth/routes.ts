@@ -46,6 +46,20 @@ async function oauthRoutes(app: App, ctx: AreaContext<{ oauth: OAuthService }>):
   app.get('/oauth/:provider/login/callback', { schema: { tags, params: ProviderParams } }, callback);
   app.get('/oauth/:provider/callback', { schema: { tags, params: ProviderParams } }, callback);
 
+  // A tool server's own OAuth 2.1 authorization (MCP): the signed-in user grants Parley access there.
+  const ClientParams = Type.Object({ client_id: Type.String() });
+  app.get('/oauth/clients/:client_id/authorize', { onRequest: ctx.auth.verified, schema: { tags, params: ClientParams } }, async (request, reply) => {
+    const { location, flow } = await oauth.clientAuthorize(request.params.client_id, requestBase(request));
+    reply.header('set-cookie', cookieHeader(FLOW_COOKIE, flow, { path: '/oauth', httpOnly: true, sameSite: 'lax', secure: env.cookieSecure, maxAge: 600 }));
+    return reply.redirect(location, 302);
+  });
+  app.get('/oauth/clients/:client_id/callback', { onRequest: ctx.auth.verified, schema: { tags, params: ClientParams } }, async (request, reply) => {
+    const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+    const location = await oauth.clientCallback(request.params.client_id, request.user!, query, request.cookies[FLOW_COOKIE], requestBase(request));
+    clearCookie(reply, FLOW_COOKIE, { path: '/oauth' });
+    return reply.redirect(location, 302);
+  });
+
   // Loaded by the provider in a hidden frame of the browser, with the browser's cookies.
   app.get(
     '/oauth/frontchannel-logout',

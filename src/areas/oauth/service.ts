@@ -12,7 +12,7 @@ import type { UsersService } from '../users/service.js';
 import { ProviderClients, type ProviderTokens } from './client.js';
 import { configuredProviders, type OAuthProvider } from './providers.js';
 import { readOAuthOptions, type OAuthOptions } from './settings.js';
-import { OAuthSessionStore } from './store.js';
+import { type OAuthSessionRow, OAuthSessionStore } from './store.js';
 
 type Claims = Record<string, unknown>;
 
@@ -92,6 +92,8 @@ export class OAuthService {
   private readonly clients: ProviderClients;
   /** Seals the login flow cookie and the stored tokens (Fernet, as the reference stores them). */
   private readonly cipher: ValvesCipher;
+  /** Opens the client information tool servers registered (OAUTH_CLIENT_INFO_ENCRYPTION_KEY). */
+  private readonly clientInfoCipher: ValvesCipher;
   /** One refresh at a time per session: concurrent tool calls share it. */
   private readonly refreshing = new Map<string, Promise<ProviderTokens | null>>();
 
@@ -104,6 +106,7 @@ export class OAuthService {
   ) {
     this.options = readOAuthOptions(core.env.raw, core.env.secretKey);
     this.cipher = new ValvesCipher(this.options.sessionTokenKey, true);
+    this.clientInfoCipher = new ValvesCipher(core.env.raw.OAUTH_CLIENT_INFO_ENCRYPTION_KEY || core.env.secretKey, true);
     this.clients = new ProviderClients(core.clock, () => {
       const timeout = Number(setting<number | string>(core, OAUTH_CONFIG_KEYS.OAUTH_CLIENT_TIMEOUT) || setting<number | string>(core, OAUTH_CONFIG_KEYS.OAUTH_TIMEOUT));
       return Number.isFinite(timeout) && timeout > 0 ? timeout : null;
@@ -149,15 +152,20 @@ export class OAuthService {
   // ---- login ------------------------------------------------------------------------
 
   /** `/oauth/{provider}/login`: the provider's authorization address and the sealed flow for the cookie. */
-  async login(name: string, requestBase: string): Promise<{ location: string; flow: string }> {
-    const provider = this.provider(name);
+  login(name: string, requestBase: string): Promise<{ location: string; flow: string }> {
+    return this.authorize(this.provider(name), `${requestBase}/oauth/${name}/login/callback`);
+  }
+
+  /** The authorization address for `provider` (state, nonce for OpenID, PKCE) and its sealed flow. */
+  private async authorize(provider: OAuthProvider, defaultRedirect: string): Promise<{ location: string; flow: string }> {
+    const name = provider.name;
     const { lib, config } = await this.clients.configuration(provider);
     const flow: LoginFlow = {
       provider: name,
       state: lib.randomState(),
       nonce: lib.randomNonce(),
       verifier: lib.randomPKCECodeVerifier(),
-      redirectUri: provider.redirectUri || `${requestBase}/oauth/${name}/login/callback`,
+      redirectUri: provider.redirectUri || defaultRedirect,
       expiresAt: this.core.clock.now() + FLOW_SECONDS,
     };
     const params: Record<string, string> = {
@@ -172,7 +180,7 @@ export class OAuthService {
       params.code_challenge_method = 'S256';
     }
     const audience = this.get<string>('OAUTH_AUDIENCE');
-    if (audience) params.audience = audience;
+    if (audience && !provider.serverMetadata) params.audience = audience;
     return { location: lib.buildAuthorizationUrl(config, params).href, flow: this.cipher.seal(flow as unknown as Claims) as string };
   }
 
@@ -218,7 +226,8 @@ export class OAuthService {
     const { lib, config } = await this.clients.configuration(provider);
     const currentUrl = new URL(flow.redirectUri);
     currentUrl.search = query;
-    const extra = this.options.tokenRequestIncludesClientId ? { client_id: provider.clientId } : undefined;
+    const extra: Record<string, string> = this.options.tokenRequestIncludesClientId ? { client_id: provider.clientId } : {};
+    if (provider.authorizeParams.resource) extra.resource = provider.authorizeParams.resource;
     try {
       const response = await lib.authorizationCodeGrant(
         config,
@@ -407,12 +416,12 @@ export class OAuthService {
   // ---- OAuth sessions -------------------------------------------------------------------
 
   /** Keeps the provider's tokens for this sign-in, sealed, pruning the user's oldest beyond the limit. */
-  private async keepSession(userId: string, provider: string, tokens: ProviderTokens): Promise<string | null> {
+  private async keepSession(userId: string, provider: string, tokens: ProviderTokens, keep = this.options.maxSessionsPerUser - 1): Promise<string | null> {
     try {
       const now = this.core.clock.now();
       const stored: ProviderTokens = { ...tokens, issued_at: now };
       const existing = await this.store().ofUser(userId, provider);
-      await this.store().delete(existing.slice(this.options.maxSessionsPerUser - 1).map((s) => s.id));
+      await this.store().delete(existing.slice(keep).map((s) => s.id));
       const id = randomUUID();
       await this.store().insert({ id, user_id: userId, provider, token: this.seal(stored), expires_at: stored.expires_at ?? now + DEFAULT_TOKEN_SECONDS, created_at: now, updated_at: now });
       return id;
@@ -443,6 +452,11 @@ export class OAuthService {
     const session = candidates.find((s) => s && s.user_id === userId && known.has(s.provider)) ?? null;
     if (!session && sessionId) return this.tokensFor(userId, null);
     if (!session) return null;
+    return this.fresh(session);
+  }
+
+  /** A session's tokens, refreshed first when they expire within five minutes. */
+  private async fresh(session: OAuthSessionRow): Promise<ProviderTokens | null> {
     const tokens = this.unseal(session.token);
     if (!tokens) return null;
     if (session.expires_at - REFRESH_MARGIN_SECONDS > this.core.clock.now()) return tokens;
@@ -461,12 +475,13 @@ export class OAuthService {
   }
 
   private async refresh(sessionId: string, providerName: string, tokens: ProviderTokens): Promise<ProviderTokens | null> {
-    const provider = this.providers().find((p) => p.name === providerName);
+    const provider = this.providers().find((p) => p.name === providerName) ?? this.toolServerClient(providerName);
     try {
       if (!provider || typeof tokens.refresh_token !== 'string') throw new Error('no refresh token');
       const { lib, config } = await this.clients.configuration(provider);
-      const scope = this.get<boolean>('OAUTH_REFRESH_TOKEN_INCLUDE_SCOPE') ? { scope: provider.scope } : undefined;
-      const response = await lib.refreshTokenGrant(config, tokens.refresh_token, scope);
+      const params: Record<string, string> = this.get<boolean>('OAUTH_REFRESH_TOKEN_INCLUDE_SCOPE') ? { scope: provider.scope } : {};
+      if (provider.authorizeParams.resource) params.resource = provider.authorizeParams.resource;
+      const response = await lib.refreshTokenGrant(config, tokens.refresh_token, params);
       const refreshed: ProviderTokens = {
         ...response,
         refresh_token: response.refresh_token ?? tokens.refresh_token,
@@ -481,6 +496,81 @@ export class OAuthService {
       await this.store().delete([sessionId]);
       return null;
     }
+  }
+
+  // ---- tool servers' own OAuth 2.1 clients (MCP) ---------------------------------------
+
+  /**
+   * The client a tool-server connection registered (`info.oauth_client_info`, sealed by
+   * `POST /api/v1/configs/oauth/clients/register`), keyed `<type>:<server id>` as the reference
+   * names its sessions; null when no such OAuth connection exists or its client cannot be read.
+   */
+  private toolServerClient(key: string): OAuthProvider | null {
+    const connections = setting<unknown>(this.core, 'tool_server.connections');
+    if (!Array.isArray(connections)) return null;
+    const connection = connections.find((c): c is Claims => {
+      if (c === null || typeof c !== 'object') return false;
+      const { type, info, auth_type: authType } = c as Claims;
+      const id = info && typeof info === 'object' ? (info as Claims).id : undefined;
+      return (authType === 'oauth_2.1' || authType === 'oauth_2.1_static') && `${type ?? 'openapi'}:${id}` === key;
+    });
+    const sealed = connection && typeof connection.info === 'object' ? (connection.info as Claims).oauth_client_info : undefined;
+    const info = typeof sealed === 'string' ? this.clientInfoCipher.open(sealed) : null;
+    const metadata = info?.server_metadata as Claims | null | undefined;
+    if (!info || typeof info.client_id !== 'string' || !metadata || typeof metadata.authorization_endpoint !== 'string' || typeof metadata.token_endpoint !== 'string') return null;
+    const redirects = Array.isArray(info.redirect_uris) ? info.redirect_uris.map(String) : [];
+    return {
+      name: key,
+      label: key,
+      clientId: info.client_id,
+      clientSecret: typeof info.client_secret === 'string' ? info.client_secret : '',
+      scope: typeof info.scope === 'string' ? info.scope : '',
+      redirectUri: redirects[0] ?? '',
+      metadataUrl: null,
+      serverMetadata: metadata,
+      subClaim: 'sub',
+      pictureUrl: null,
+      pkce: true,
+      tokenEndpointAuthMethod: typeof info.token_endpoint_auth_method === 'string' ? info.token_endpoint_auth_method : null,
+      authorizeParams: typeof info.resource === 'string' && info.resource ? { resource: info.resource } : {},
+    };
+  }
+
+  private requireToolServerClient(key: string): OAuthProvider {
+    const client = this.toolServerClient(key);
+    if (!client) throw notFound();
+    return client;
+  }
+
+  /** `/oauth/clients/{client_id}/authorize`: the signed-in user authorizes Parley at a tool server's authorization server. */
+  clientAuthorize(key: string, requestBase: string): Promise<{ location: string; flow: string }> {
+    return this.authorize(this.requireToolServerClient(key), `${requestBase}/oauth/clients/${key}/callback`);
+  }
+
+  /**
+   * `/oauth/clients/{client_id}/callback`: the tokens become the user's one session of that client;
+   * the browser goes back to the app (`/?error=` on failure), as the reference.
+   */
+  async clientCallback(key: string, user: UserRecord, query: string, sealedFlow: string | undefined, requestBase: string): Promise<string> {
+    const base = (setting<string>(this.core, 'webui.url') || requestBase).replace(/\/+$/, '');
+    const client = this.requireToolServerClient(key);
+    try {
+      const tokens = await this.exchangeCode(client, this.openFlow(sealedFlow, key), query);
+      if (!tokens.access_token) throw new SignInRefused('Failed to obtain OAuth token');
+      if (!(await this.keepSession(user.id, key, tokens, 0))) throw new SignInRefused('Failed to store OAuth session server-side');
+      return `${base}/`;
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      this.core.log.warn({ client: key, userId: user.id, reason: detail }, 'Tool server OAuth authorization failed');
+      return `${base}/?error=${encodeURIComponent(detail.slice(0, 200)).replace(/%20/g, '+')}`;
+    }
+  }
+
+  /** The user's access token at a tool server's authorization server (`oauth_2.1` connections), refreshed when due. */
+  async clientAccessTokenFor(userId: string, key: string): Promise<string | null> {
+    const [session] = await this.store().ofUser(userId, key);
+    const tokens = session ? await this.fresh(session) : null;
+    return typeof tokens?.access_token === 'string' ? tokens.access_token : null;
   }
 
   // ---- token exchange -------------------------------------------------------------------

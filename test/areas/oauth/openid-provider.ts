@@ -15,6 +15,8 @@ export interface ProviderAccount {
 
 export const CLIENT_ID = 'parley';
 export const CLIENT_SECRET = 'parley-client-secret-0123456789abcdef';
+export const TOOL_CLIENT_ID = 'parley-tools';
+export const TOOL_CLIENT_SECRET = 'parley-tools-secret-0123456789abcdef';
 
 /**
  * A real OpenID provider (`oidc-provider`) on a free port, signing with a key the test also holds
@@ -55,6 +57,15 @@ export async function startOpenIdProvider(): Promise<OpenIdProvider> {
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
         backchannel_logout_uri: 'http://127.0.0.1/oauth/backchannel-logout',
+      },
+      // A tool server's own client (MCP OAuth 2.1), as a registration would make it.
+      {
+        client_id: TOOL_CLIENT_ID,
+        client_secret: TOOL_CLIENT_SECRET,
+        redirect_uris: ['http://127.0.0.1/oauth/clients/mcp:calc/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
       },
     ],
     jwks: { keys: [jwk] },
@@ -157,6 +168,12 @@ export class Browser {
 
   cookie(origin: string, name: string): string | undefined {
     return this.jars.get(new URL(origin).host)?.get(name);
+  }
+
+  setCookie(origin: string, name: string, value: string): void {
+    const host = new URL(origin).host;
+    if (!this.jars.has(host)) this.jars.set(host, new Map());
+    this.jars.get(host)!.set(name, value);
   }
 
   private keep(url: URL, response: Response): void {
