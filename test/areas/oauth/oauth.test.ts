@@ -128,6 +128,18 @@ describe('OAuth / OpenID Connect sign-in', () => {
     expect((await world.server.parley.services.users.byId(bob.id))?.oauth).toEqual({ oidc: { sub: 'bob-sub' } });
   });
 
+  it('updates the name from the claim at each sign-in when asked to, and reports the sign-in', async () => {
+    await setUp({ OAUTH_UPDATE_NAME_ON_LOGIN: true });
+    world.idp.accounts.set('kim', { sub: 'kim-sub', email: 'kim@example.com', name: 'Kim' });
+    await signInThroughProvider('kim');
+    world.idp.accounts.set('kim', { sub: 'kim-sub', email: 'kim@example.com', name: 'Kim Renamed' });
+    const mark = world.events.length;
+    const again = await signInThroughProvider('kim');
+    expect((await world.api.get('/api/v1/auths/', { token: again.token })).body.name).toBe('Kim Renamed');
+    expect(world.events.slice(mark).find((e) => e.event === 'auth.login')).toMatchObject({ source: 'oauth', data: { auth_method: 'oauth' } });
+    await setUp({ OAUTH_UPDATE_NAME_ON_LOGIN: false });
+  });
+
   it('keeps addresses of other domains out when domains are restricted', async () => {
     await setUp({ OAUTH_ALLOWED_DOMAINS: 'corp.example' });
     world.idp.accounts.set('eve', { sub: 'eve-sub', email: 'eve@elsewhere.example', name: 'Eve' });
