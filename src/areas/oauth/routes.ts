@@ -21,11 +21,13 @@ async function oauthRoutes(app: App, ctx: AreaContext<{ oauth: OAuthService }>):
   const { env } = ctx.core;
   const cookie = { sameSite: env.cookieSameSite, secure: env.cookieSecure } as const;
   const requestBase = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+  // Lax: the provider's redirect back is a top-level navigation from another site.
+  const setFlowCookie = (reply: FastifyReply, flow: string) =>
+    reply.header('set-cookie', cookieHeader(FLOW_COOKIE, flow, { path: '/oauth', httpOnly: true, sameSite: 'lax', secure: env.cookieSecure, maxAge: 600 }));
 
   app.get('/oauth/:provider/login', { schema: { tags, params: ProviderParams } }, async (request, reply) => {
     const { location, flow } = await oauth.login(request.params.provider, requestBase(request));
-    // Lax: the provider's redirect back is a top-level navigation from another site.
-    reply.header('set-cookie', cookieHeader(FLOW_COOKIE, flow, { path: '/oauth', httpOnly: true, sameSite: 'lax', secure: env.cookieSecure, maxAge: 600 }));
+    if (flow) setFlowCookie(reply, flow);
     return reply.redirect(location, 302);
   });
 
@@ -50,7 +52,7 @@ async function oauthRoutes(app: App, ctx: AreaContext<{ oauth: OAuthService }>):
   const ClientParams = Type.Object({ client_id: Type.String() });
   app.get('/oauth/clients/:client_id/authorize', { onRequest: ctx.auth.verified, schema: { tags, params: ClientParams } }, async (request, reply) => {
     const { location, flow } = await oauth.clientAuthorize(request.params.client_id, requestBase(request));
-    reply.header('set-cookie', cookieHeader(FLOW_COOKIE, flow, { path: '/oauth', httpOnly: true, sameSite: 'lax', secure: env.cookieSecure, maxAge: 600 }));
+    setFlowCookie(reply, flow);
     return reply.redirect(location, 302);
   });
   app.get('/oauth/clients/:client_id/callback', { onRequest: ctx.auth.verified, schema: { tags, params: ClientParams } }, async (request, reply) => {

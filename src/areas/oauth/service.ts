@@ -151,9 +151,20 @@ export class OAuthService {
 
   // ---- login ------------------------------------------------------------------------
 
-  /** `/oauth/{provider}/login`: the provider's authorization address and the sealed flow for the cookie. */
-  login(name: string, requestBase: string): Promise<{ location: string; flow: string }> {
-    return this.authorize(this.provider(name), `${requestBase}/oauth/${name}/login/callback`);
+  /**
+   * `/oauth/{provider}/login`: the provider's authorization address and the sealed flow for the
+   * cookie; when the provider cannot be reached, back to the sign-in page with the reason.
+   */
+  async login(name: string, requestBase: string): Promise<{ location: string; flow: string | null }> {
+    const provider = this.provider(name);
+    try {
+      return await this.authorize(provider, `${requestBase}/oauth/${name}/login/callback`);
+    } catch (error) {
+      this.core.log.warn({ provider: name, reason: error instanceof Error ? error.message : String(error) }, 'OAuth provider unreachable');
+      const base = (setting<string>(this.core, 'webui.url') || requestBase).replace(/\/+$/, '');
+      const message = `The sign-in provider could not be reached (${provider.metadataUrl ?? name}). Try again later, or ask an administrator to check its address.`;
+      return { location: `${base}/auth?error=${encodeURIComponent(message).replace(/%20/g, '+')}`, flow: null };
+    }
   }
 
   /** The authorization address for `provider` (state, nonce for OpenID, PKCE) and its sealed flow. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '../../../src/core/http/errors.js';
-import { TestClock } from '../../helpers/server.js';
+import { closedPortUrl, TestClock } from '../../helpers/server.js';
 import { addUser } from '../../helpers/users.js';
 import { type ServerWorld, useServer } from '../../helpers/world.js';
 import { Browser, CLIENT_ID, CLIENT_SECRET, type OpenIdProvider, type SignIn, signInAt, startOpenIdProvider, type Tamper } from './openid-provider.js';
@@ -138,6 +138,15 @@ describe('OAuth / OpenID Connect sign-in', () => {
     expect((await world.api.get('/api/v1/auths/', { token: again.token })).body.name).toBe('Kim Renamed');
     expect(world.events.slice(mark).find((e) => e.event === 'auth.login')).toMatchObject({ source: 'oauth', data: { auth_method: 'oauth' } });
     await setUp({ OAUTH_UPDATE_NAME_ON_LOGIN: false });
+  });
+
+  it('sends the browser back with the reason when the provider cannot be reached', async () => {
+    const gone = await closedPortUrl();
+    await setUp({ OPENID_PROVIDER_URL: `${gone}/.well-known/openid-configuration` });
+    const res = await fetch(`${world.server.url}/oauth/oidc/login`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toMatch(new RegExp(`^${world.server.url}/auth\\?error=The\\+sign-in\\+provider\\+could\\+not\\+be\\+reached`));
+    expect(res.headers.getSetCookie()).toEqual([]);
   });
 
   it('keeps addresses of other domains out when domains are restricted', async () => {
