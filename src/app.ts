@@ -16,6 +16,8 @@ import { readRequestLimits } from './core/http/limits.js';
 import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
 import { authsArea } from './areas/auths/routes.js';
+import { oauthArea } from './areas/oauth/routes.js';
+import { OAuthService } from './areas/oauth/service.js';
 import { configsArea } from './areas/configs/routes.js';
 import { eventsArea } from './areas/events/routes.js';
 import { EventsService } from './areas/events/service.js';
@@ -119,6 +121,7 @@ export interface Services {
   groups: GroupsService;
   access: AccessService;
   auths: AuthsService;
+  oauth: OAuthService;
   events: EventsService;
   upstream: UpstreamService;
   models: ModelsService;
@@ -227,6 +230,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const access = new AccessService(core, groups, users);
   const auths = new AuthsService(core, users, access, groups, { redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix });
   users.connect({ groups, access, auths });
+  const oauth = new OAuthService(core, auths, users, groups, access);
+  auths.connectOAuth(oauth);
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const pipelines = new PipelinesService(core, upstream);
@@ -268,6 +273,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const pipelineOptions = readPipelineOptions(env.raw);
   const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
+  toolServers.connectOAuth(oauth);
   const mcpServers = new McpServers(core, toolServers);
   tools.connectServers(toolServers);
   const pipeline = new ChatPipeline(core, pipelineOptions, {
@@ -309,8 +315,8 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
 
   const services: Services = {
-    ...{ users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, audio },
-    ...{ prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels },
+    ...{ users, groups, access, auths, oauth, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files },
+    ...{ audio, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels },
     ...{ automations, calendar, evaluations, analytics, limits, images, pipelines, utils: new UtilsService(core, python), terminals },
   };
 
@@ -358,6 +364,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const areas: Area<Services>[] = [
     systemArea,
     authsArea,
+    oauthArea,
     usersArea,
     groupsArea,
     configsArea,

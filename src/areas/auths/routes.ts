@@ -16,14 +16,12 @@ import {
   LdapForm,
   LdapServerConfig,
   OAuthConfigForm,
-  ProviderParams,
   SessionUserInfoResponse,
   SessionUserResponse,
   SigninForm,
   SigninResponse,
   SignoutResponse,
   SignupForm,
-  TokenExchangeForm,
   UpdatePasswordForm,
   UpdateProfileForm,
   UpdateTimezoneForm,
@@ -171,12 +169,6 @@ async function authsRoutes(app: App, ctx: AreaContext<{ auths: AuthsService }>):
     '/oauth/sessions/*',
     { onRequest: ctx.auth.verified, schema: { tags, params: Type.Object({ '*': Type.String() }), response: { 200: Type.Boolean() } } },
     async (request) => auths.deleteOAuthSession(request.user!, request.params['*']),
-  );
-
-  app.post(
-    '/oauth/:provider/token/exchange',
-    { config: { bodyClass: 'unauthenticated' }, schema: { tags, params: ProviderParams, body: TokenExchangeForm, response: { 200: SessionUserResponse } } },
-    async (request) => auths.exchangeOAuthToken(request.params.provider),
   );
 }
 

@@ -7,7 +7,6 @@ import { parseDuration, type TokenClaims } from '../../core/auth/tokens.js';
 import { isAdmin, type UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { type Db, isUniqueViolation } from '../../core/db/database.js';
-import { fromJson } from '../../core/db/json.js';
 import { badRequest, ERROR, forbidden, HttpError, notFound } from '../../core/http/errors.js';
 import type { GroupsService } from '../groups/service.js';
 import type { UsersService } from '../users/service.js';
@@ -44,8 +43,6 @@ import {
   ldapEnableSetting,
   OAUTH_COMMA_LIST_FIELDS,
   OAUTH_CONFIG_KEYS,
-  oauthEndSessionEndpointSetting,
-  oauthProviderUrlSetting,
   readAuthOptions,
   showAdminDetailsSetting,
 } from './settings.js';
@@ -69,7 +66,13 @@ export interface Session<T> {
 /** Headers a sign-in may be answered from (trusted-header mode). */
 export type RequestHeaders = Record<string, string | string[] | undefined>;
 
-interface NewAccount {
+/** What sign-out needs of OAuth sign-in (the oauth area provides it; app.ts connects it). */
+export interface OAuthSignout {
+  /** Ends the OAuth session; the provider's logout address to send the browser to, or null. */
+  signout(oauthSessionId: string, postLogoutRedirect: string | null): Promise<string | null>;
+}
+
+export interface NewAccount {
   email: string;
   password: string;
   name: string;
@@ -79,6 +82,8 @@ interface NewAccount {
   source: string;
   /** Who created it; the new user itself when absent. */
   actor?: UserRecord;
+  /** Identity providers' subjects bound to the account (`{provider: {sub}}`). */
+  oauth?: Record<string, unknown>;
 }
 
 /** Python's `re.match(r'[^@]+@[^@]+\.[^@]+', email)`: anchored at the start only. */
@@ -88,7 +93,6 @@ const ACCOUNT_CREATION_LOCK = 7_361_626_574_001;
 const NO_AUTH_ADMIN = { email: 'admin@localhost', password: 'admin', name: 'User' };
 
 const requiredFieldEmpty = (name: string) => `Required field ${name} is empty`;
-const oauthNotConfigured = (provider: string) => `Provider '${provider}' is not configured`;
 
 /** Python's `re.match`: the pattern must match at the start of the text (not necessarily all of it). */
 function matchesAtStart(pattern: RegExp, text: string): boolean {
@@ -112,6 +116,7 @@ export class AuthsService {
    * so an answer lives only as long as both are the ones it was made from.
    */
   private readonly sessionAnswers = new WeakMap<UserRecord, Map<string, Session<SessionUserInfoResponse>>>();
+  private oauthSignout: OAuthSignout | null = null;
 
   constructor(
     readonly core: Core,
@@ -128,6 +133,10 @@ export class AuthsService {
       redis: redis.redisUrl ? { url: redis.redisUrl, keyPrefix: redis.keyPrefix } : null,
       log: core.log,
     });
+  }
+
+  connectOAuth(signout: OAuthSignout): void {
+    this.oauthSignout = signout;
   }
 
   /** Closes the limiter's Redis connection. */
@@ -157,7 +166,7 @@ export class AuthsService {
   }
 
   /** A new session for a user who just proved who they are (`create_session_response`). */
-  private async startSession(user: UserRecord, source: string): Promise<Session<SessionUserResponse>> {
+  async startSession(user: UserRecord, source: string): Promise<Session<SessionUserResponse>> {
     const issued = await this.issueToken(user.id);
     const permissions = await this.access.permissionsOf(user);
     await this.core.events.publish({
@@ -258,7 +267,7 @@ export class AuthsService {
    * lock makes concurrent creations take turns, so the user count read under it
    * is exact; SQLite runs one transaction at a time anyway.
    */
-  private async createAccount(account: NewAccount): Promise<UserRecord> {
+  async createAccount(account: NewAccount): Promise<UserRecord> {
     const hash = await hashPassword(account.password);
     const now = this.core.clock.now();
     try {
@@ -266,7 +275,7 @@ export class AuthsService {
         if (this.core.database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${ACCOUNT_CREATION_LOCK})`.execute(trx);
         const first = (await this.users.count(trx)) === 0;
         const user = await this.users.create(
-          { email: account.email, name: account.name, role: first ? 'admin' : account.role, profile_image_url: account.profileImageUrl },
+          { email: account.email, name: account.name, role: first ? 'admin' : account.role, profile_image_url: account.profileImageUrl, oauth: account.oauth ?? null },
           trx,
         );
         await this.store(trx).insertCredential({ id: user.id, email: user.email, password: hash, active: true });
@@ -427,6 +436,12 @@ export class AuthsService {
       }
     }
     let user = await this.activeUserByEmail(email);
+    // The proxy's comma-separated group names: the user is a member of exactly those that exist.
+    const groupNames = (this.options.trustedGroupsHeader ? (header(this.options.trustedGroupsHeader) ?? '') : '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    if (user && groupNames.length > 0) await this.groups.syncMembershipsByName(user.id, groupNames);
     const trustedRole = this.options.trustedRoleHeader ? header(this.options.trustedRoleHeader)?.trim().toLowerCase() : undefined;
     if (user && trustedRole && ['admin', 'user', 'pending'].includes(trustedRole) && user.role !== trustedRole) {
       user = await this.users.update(user.id, { role: trustedRole });
@@ -475,35 +490,12 @@ export class AuthsService {
         ...(actor ? { subjectId: actor.id, subjectType: 'user' } : {}),
       });
     }
-    if (oauthSessionId) {
-      const endSession = this.setting<string>(oauthEndSessionEndpointSetting);
-      if (endSession) return { status: true, redirect_url: endSession };
-      const session = await this.store().oauthSessionById(oauthSessionId);
-      const discoveryUrl = this.setting<string>(oauthProviderUrlSetting);
-      if (session && discoveryUrl) {
-        const logoutUrl = await this.providerLogoutUrl(discoveryUrl, session.token);
-        if (logoutUrl) return { status: true, redirect_url: logoutUrl };
-      }
+    if (oauthSessionId && this.oauthSignout) {
+      const logoutUrl = await this.oauthSignout.signout(oauthSessionId, this.options.signoutRedirectUrl);
+      if (logoutUrl) return { status: true, redirect_url: logoutUrl };
     }
     if (this.options.signoutRedirectUrl) return { status: true, redirect_url: this.options.signoutRedirectUrl };
     return { status: true };
-  }
-
-  /** The OpenID provider's end-session URL for the stored session, or null when it has none. */
-  private async providerLogoutUrl(discoveryUrl: string, storedToken: string): Promise<string | null> {
-    const idToken = fromJson<{ id_token?: string }>(storedToken, {}).id_token;
-    let endpoint: unknown;
-    try {
-      const response = await fetch(discoveryUrl, { signal: AbortSignal.timeout(10_000) });
-      if (!response.ok) throw new Error(`status ${response.status}`);
-      endpoint = ((await response.json()) as { end_session_endpoint?: unknown }).end_session_endpoint;
-    } catch (error) {
-      this.core.log.error({ err: error }, 'OpenID signout error');
-      throw new HttpError(500, 'Failed to sign out from the OpenID provider.');
-    }
-    if (typeof endpoint !== 'string' || !endpoint) return null;
-    const after = this.options.signoutRedirectUrl ? `&post_logout_redirect_uri=${this.options.signoutRedirectUrl}` : '';
-    return `${endpoint}?id_token_hint=${idToken ?? ''}${after}`;
   }
 
   // ---- the signed-in user's own account ---------------------------------------
@@ -639,12 +631,6 @@ export class AuthsService {
       );
     });
     return true;
-  }
-
-  /** Parley configures no OAuth providers, so an enabled exchange always finds the provider unknown. */
-  async exchangeOAuthToken(provider: string): Promise<never> {
-    if (!this.options.enableTokenExchange) throw forbidden('Token exchange is disabled. The server allows it when started with ENABLE_OAUTH_TOKEN_EXCHANGE=true.');
-    throw notFound(oauthNotConfigured(provider.toLowerCase()));
   }
 
   // ---- admin settings -------------------------------------------------------------

@@ -193,7 +193,7 @@ export interface AuthOptions {
   trustedEmailHeader: string | null;
   trustedNameHeader: string | null;
   trustedRoleHeader: string | null;
-  enableTokenExchange: boolean;
+  trustedGroupsHeader: string | null;
 }
 
 export function readAuthOptions(raw: Record<string, string | undefined>): AuthOptions {
@@ -204,6 +204,6 @@ export function readAuthOptions(raw: Record<string, string | undefined>): AuthOp
     trustedEmailHeader: raw.WEBUI_AUTH_TRUSTED_EMAIL_HEADER?.toLowerCase() || null,
     trustedNameHeader: raw.WEBUI_AUTH_TRUSTED_NAME_HEADER?.toLowerCase() || null,
     trustedRoleHeader: raw.WEBUI_AUTH_TRUSTED_ROLE_HEADER?.toLowerCase() || null,
-    enableTokenExchange: bool(raw.ENABLE_OAUTH_TOKEN_EXCHANGE, false),
+    trustedGroupsHeader: raw.WEBUI_AUTH_TRUSTED_GROUPS_HEADER?.toLowerCase() || null,
   };
 }

@@ -58,11 +58,6 @@ export class AuthStore {
     await this.db.deleteFrom('api_key').where('user_id', '=', userId).execute();
   }
 
-  async oauthSessionById(id: string): Promise<{ id: string; provider: string; token: string } | null> {
-    const row = await this.db.selectFrom('oauth_session').select(['id', 'provider', 'token']).where('id', '=', id).executeTakeFirst();
-    return row ?? null;
-  }
-
   async oauthSessionsOf(userId: string): Promise<OAuthSessionInfo[]> {
     return this.db
       .selectFrom('oauth_session')

@@ -88,7 +88,7 @@ export class McpServers {
     }
   }
 
-  async select(user: UserRecord, toolIds: unknown, token: string | null): Promise<McpSelection> {
+  async select(user: UserRecord, toolIds: unknown, token: string | null, cookie: string | null = null): Promise<McpSelection> {
     const selection: McpSelection = { functions: [], notices: [] };
     const wanted = toolServerIds(toolIds, 'mcp');
     if (wanted.length === 0) return selection;
@@ -102,7 +102,7 @@ export class McpServers {
         }
         const { connection } = entry;
         const url = typeof connection.url === 'string' ? connection.url : '';
-        const headers = connectionHeaders({ auth_type: 'none', ...connection }, token);
+        const headers = connectionHeaders({ auth_type: 'none', ...connection }, token, await this.servers.oauthTokenFor(connection, user, cookie));
         const config = isObject(connection.config) ? connection.config : {};
         let tools: Json[];
         try {

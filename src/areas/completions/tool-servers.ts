@@ -1,3 +1,4 @@
+import { parse as parseCookie } from 'cookie';
 import { int } from '../../config/env.js';
 import type { AccessService } from '../../core/access/service.js';
 import type { AccessGrant } from '../../core/access/grants.js';
@@ -34,6 +35,8 @@ export interface ToolServerRequest {
   directServers: unknown;
   /** The caller's token, for `session` auth. */
   token: string | null;
+  /** The request's Cookie header: its `oauth_session_id` picks the provider tokens for `system_oauth` auth. */
+  cookie: string | null;
   /** Set when the answer has a socket session to run direct calls in. */
   browserCalls: boolean;
 }
@@ -79,12 +82,24 @@ export function functionAllowed(name: string, filter: unknown): boolean {
   return !block.some((b) => name.endsWith(b));
 }
 
-/** The connection's Authorization and custom headers (build_tool_server_headers, without OAuth tokens). */
-export function connectionHeaders(connection: Json, token: string | null): Record<string, string> {
+/** The signed-in user's provider tokens (the oauth area's sessions; app.ts connects them). */
+export interface UserOAuthTokens {
+  /** The access token of the OAuth session `sessionId` (else the user's newest), refreshed when due. */
+  accessTokenFor(userId: string, sessionId: string | null): Promise<string | null>;
+  /** The user's token at a tool server's own authorization server (`<type>:<server id>`). */
+  clientAccessTokenFor(userId: string, key: string): Promise<string | null>;
+}
+
+/**
+ * The connection's Authorization and custom headers (build_tool_server_headers): its key (`bearer`),
+ * the caller's Parley token (`session`) or the caller's identity-provider token (`system_oauth`).
+ */
+export function connectionHeaders(connection: Json, token: string | null, oauthToken: string | null = null): Record<string, string> {
   const headers: Record<string, string> = {};
   const authType = connection.auth_type ?? 'bearer';
   if (authType === 'bearer') headers.authorization = `Bearer ${typeof connection.key === 'string' ? connection.key : ''}`;
   else if (authType === 'session' && token) headers.authorization = `Bearer ${token}`;
+  else if ((authType === 'system_oauth' || authType === 'oauth_2.1' || authType === 'oauth_2.1_static') && oauthToken) headers.authorization = `Bearer ${oauthToken}`;
   if (isObject(connection.headers)) for (const [name, value] of Object.entries(connection.headers)) if (typeof value === 'string') headers[name] = value;
   return headers;
 }
@@ -110,6 +125,7 @@ export class ToolServers {
   private readonly dataTimeoutMs: number;
   private readonly callTimeoutMs: number;
   private readonly guarded: GuardedFetch;
+  private oauthTokens: UserOAuthTokens | null = null;
 
   constructor(
     private readonly core: Core,
@@ -119,6 +135,27 @@ export class ToolServers {
     this.dataTimeoutMs = Math.max(1, int(raw.AIOHTTP_CLIENT_TIMEOUT_TOOL_SERVER_DATA, 10)) * 1000;
     this.callTimeoutMs = toolServerCallTimeoutMs(raw);
     this.guarded = new GuardedFetch(webFetchPolicyFromEnv(raw));
+  }
+
+  connectOAuth(tokens: UserOAuthTokens): void {
+    this.oauthTokens = tokens;
+  }
+
+  /**
+   * The user's OAuth access token for the connection: the sign-in provider's (`system_oauth`) or the
+   * one the user authorized at the server's own authorization server (`oauth_2.1`); null otherwise.
+   */
+  async oauthTokenFor(connection: Json, user: UserRecord, cookie: string | null): Promise<string | null> {
+    if (!this.oauthTokens) return null;
+    if (connection.auth_type === 'system_oauth') {
+      const sessionId = cookie ? (parseCookie(cookie).oauth_session_id ?? null) : null;
+      return this.oauthTokens.accessTokenFor(user.id, sessionId);
+    }
+    if (connection.auth_type === 'oauth_2.1' || connection.auth_type === 'oauth_2.1_static') {
+      const info = isObject(connection.info) ? connection.info : {};
+      return this.oauthTokens.clientAccessTokenFor(user.id, `${typeof connection.type === 'string' ? connection.type : 'openapi'}:${String(info.id ?? '')}`);
+    }
+    return null;
   }
 
   /** Configured servers: Parley's own fetch (an admin chose the address). */
@@ -189,7 +226,8 @@ export class ToolServers {
             this.core.log.warn({ serverId: id, userId: request.user.id }, 'Selected tool server is missing, disabled or not usable; skipped');
             return;
           }
-          await this.addConfigured(selection, id, entry.connection, config, request.token);
+          const oauthToken = await this.oauthTokenFor(entry.connection, request.user, request.cookie);
+          await this.addConfigured(selection, id, entry.connection, config, connectionHeaders(entry.connection, request.token, oauthToken));
         }),
       );
     }
@@ -197,9 +235,8 @@ export class ToolServers {
     return selection;
   }
 
-  private async addConfigured(selection: ToolServerSelection, id: string, connection: Json, config: Json, token: string | null): Promise<void> {
+  private async addConfigured(selection: ToolServerSelection, id: string, connection: Json, config: Json, headers: Record<string, string>): Promise<void> {
     const url = typeof connection.url === 'string' ? connection.url.replace(/\/+$/, '') : '';
-    const headers = connectionHeaders(connection, token);
     let doc: Json;
     try {
       doc = await this.document(connection, headers);

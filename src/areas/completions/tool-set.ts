@@ -42,8 +42,8 @@ export async function chatToolSet(
   request: { user: UserRecord; form: Json; model: Json; token: string | null; cookie: string | null; builtins: SkillRecord[] | null },
 ): Promise<ChatToolSet> {
   const { user, form, model, builtins } = request;
-  const servers = await deps.toolServers.select({ user, toolIds: form.tool_ids, directServers: form.tool_servers, token: request.token, browserCalls: typeof form.session_id === 'string' && form.session_id !== '' });
-  const mcp = await deps.mcpServers.select(user, form.tool_ids, request.token);
+  const servers = await deps.toolServers.select({ user, toolIds: form.tool_ids, directServers: form.tool_servers, token: request.token, cookie: request.cookie, browserCalls: typeof form.session_id === 'string' && form.session_id !== '' });
+  const mcp = await deps.mcpServers.select(user, form.tool_ids, request.token, request.cookie);
   const features = isObject(form.features) ? form.features : {};
   const builtin = builtins ? await builtinFunctions({ ...deps, settings }, { user, model, features, viewableSkills: builtins }) : [];
   const plugins = await ChatTools.pluginFunctions(deps.tools, user, form.tool_ids, (details, message) => log.warn(details, message));

@@ -249,6 +249,41 @@ export class GroupsService {
   }
 
   /**
+   * Makes a user a member of exactly the groups named by an identity provider (an OAuth claim, a
+   * trusted header): memberships of other groups end unless `keep` says so (blocked groups), and
+   * named groups that do not exist are created by `creatorId` when given, else skipped. A system
+   * change: no events, as the reference publishes none.
+   */
+  async syncMembershipsByName(
+    userId: string,
+    names: string[],
+    options: { creatorId?: string | null; newGroup?: (name: string) => Pick<GroupRecord, 'description' | 'data' | 'permissions'>; keep?: (name: string) => boolean } = {},
+  ): Promise<void> {
+    const keep = options.keep ?? (() => false);
+    const wanted = [...new Set(names)].filter((name) => !keep(name));
+    await this.core.db.transaction().execute(async (trx) => {
+      const store = this.store(trx);
+      const now = this.core.clock.now();
+      const targets = await store.byNames(wanted);
+      if (options.creatorId && options.newGroup) {
+        for (const name of wanted.filter((n) => !targets.some((g) => g.name === n))) {
+          const group: GroupRecord = { id: randomUUID(), user_id: options.creatorId, name, meta: null, created_at: now, updated_at: now, ...options.newGroup(name) };
+          await store.insert(group);
+          targets.push(group);
+        }
+      }
+      const current = await store.ofMember(userId);
+      const targetIds = new Set(targets.map((g) => g.id));
+      const leaving = current.filter((g) => !targetIds.has(g.id) && !keep(g.name)).map((g) => g.id);
+      const joining = [...targetIds].filter((id) => !current.some((g) => g.id === id));
+      for (const id of leaving) await store.removeMembers(id, [userId]);
+      for (const id of joining) await store.addMembers(id, [userId], now);
+      await store.touch([...leaving, ...joining], now);
+      if (leaving.length + joining.length > 0) this.changed(trx);
+    });
+  }
+
+  /**
    * Deletes the group; memberships go by foreign-key cascade. An unknown group
    * is a 404 (the reference answers `true` and announces a deletion that did not happen).
    */

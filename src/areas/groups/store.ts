@@ -109,6 +109,13 @@ export class GroupStore {
     return rows.map((r) => r.user_id);
   }
 
+  /** The groups with these names (names are not unique: every group of a name is returned). */
+  async byNames(names: string[]): Promise<GroupRecord[]> {
+    if (names.length === 0) return [];
+    const rows = await this.db.selectFrom('group').selectAll().where('name', 'in', names).execute();
+    return rows.map(toGroupRecord);
+  }
+
   async existingIds(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.selectFrom('group').select('id').where('id', 'in', ids).execute();

@@ -5,6 +5,7 @@ import type { Core } from '../../core/context.js';
 import { HttpError } from '../../core/http/errors.js';
 import type { Realtime } from '../../core/realtime/server.js';
 import type { AuthsService } from '../auths/service.js';
+import type { OAuthService } from '../oauth/service.js';
 import { readAuthOptions } from '../auths/settings.js';
 import type { UsersService } from '../users/service.js';
 import { CHANGELOG } from './changelog.js';
@@ -65,6 +66,7 @@ type ConfigKey = (typeof CONFIG_KEYS)[number];
 export interface SystemServices {
   users: UsersService;
   auths: AuthsService;
+  oauth: OAuthService;
   access: AccessService;
   realtime: Realtime;
 }
@@ -219,8 +221,7 @@ export class SystemService {
       version: this.core.env.version,
       default_locale: o.defaultLocale,
       oauth: {
-        // Parley configures no OAuth login providers yet; the list stays empty either way.
-        providers: {},
+        providers: this.services.oauth.providerLabels(),
         auto_redirect: get('oauth.auto_redirect'),
       },
       features,

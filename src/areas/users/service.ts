@@ -129,6 +129,11 @@ export class UsersService {
     return this.store(db).byEmail(email);
   }
 
+  /** The user bound to an identity provider's subject (OAuth sign-in). */
+  byOAuthSub(provider: string, sub: string, db?: Db) {
+    return this.store(db).byOAuthSub(provider, sub);
+  }
+
   byApiKey(key: string) {
     return this.store().byApiKey(key);
   }

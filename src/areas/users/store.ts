@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
+import { type SqlBool, sql } from 'kysely';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
-import { containsPattern } from '../../core/db/like.js';
+import { containsPattern, likeLiteral } from '../../core/db/like.js';
 import type { UserRow, UserUpdate } from '../../core/db/tables.js';
 import type { UsageMessage } from './usage.js';
 
@@ -133,6 +133,20 @@ export class UserStore {
     if (filter.limit !== undefined) rows = rows.limit(filter.limit);
     if (filter.skip) rows = rows.offset(filter.skip);
     return { users: (await rows.execute()).map(toUserRecord), total: Number(counted.n) };
+  }
+
+  /**
+   * The user an identity provider's subject is bound to (`oauth.<provider>.sub`). The JSON text is
+   * narrowed with LIKE (the same on both dialects, whatever spacing wrote it), the match decided here.
+   */
+  async byOAuthSub(provider: string, sub: string): Promise<UserRecord | null> {
+    const pattern = `%${likeLiteral(JSON.stringify(sub))}%`;
+    const rows = await this.db.selectFrom('user').selectAll().where(sql<SqlBool>`oauth like ${pattern} escape '\\'`).execute();
+    const bound = rows.map(toUserRecord).find((user) => {
+      const entry = user.oauth?.[provider];
+      return entry !== null && typeof entry === 'object' && (entry as Record<string, unknown>).sub === sub;
+    });
+    return bound ?? null;
   }
 
   async count(): Promise<number> {

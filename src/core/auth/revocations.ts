@@ -13,6 +13,8 @@ const NEVER = 253_402_300_799;
  */
 export class RevokedTokens {
   private revoked = new Set<string>();
+  /** Per user: tokens issued at or before this time (epoch seconds) are refused (back-channel logout). */
+  private cutoffs = new Map<string, number>();
   /** Counts revocations made here, so a reload that raced one reads again. */
   private revocations = 0;
 
@@ -30,13 +32,21 @@ export class RevokedTokens {
     return this.revoked.has(jti);
   }
 
+  /** Whether a token the user was issued at `issuedAt` was ended with all the user's sessions. */
+  endedWithUser(userId: string, issuedAt: number): boolean {
+    const cutoff = this.cutoffs.get(userId);
+    return cutoff !== undefined && issuedAt <= cutoff;
+  }
+
   /** Reads the tokens that are revoked and not yet expired (the others are rejected anyway). */
   async load(): Promise<void> {
     for (;;) {
       const revocations = this.revocations;
       const rows = await this.db.selectFrom('revoked_token').select('jti').where('expires_at', '>', this.clock.now()).execute();
+      const cutoffs = await this.db.selectFrom('user_session_cutoff').selectAll().execute();
       if (revocations !== this.revocations) continue;
       this.revoked = new Set(rows.map((row) => row.jti));
+      this.cutoffs = new Map(cutoffs.map((row) => [row.user_id, Number(row.revoked_at)]));
       return;
     }
   }
@@ -52,6 +62,19 @@ export class RevokedTokens {
     await this.db.deleteFrom('revoked_token').where('expires_at', '<=', now).execute();
     this.revocations += 1;
     this.revoked.add(jti);
+    this.changes.announce('revocations');
+  }
+
+  /** Ends every session of a user: tokens issued until now are refused, here and, once told, everywhere. */
+  async revokeUserSessions(userId: string): Promise<void> {
+    const now = this.clock.now();
+    await this.db
+      .insertInto('user_session_cutoff')
+      .values({ user_id: userId, revoked_at: now })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ revoked_at: now }))
+      .execute();
+    this.revocations += 1;
+    this.cutoffs.set(userId, now);
     this.changes.announce('revocations');
   }
 }

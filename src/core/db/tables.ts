@@ -93,6 +93,11 @@ export interface RevokedTokenTable {
   expires_at: number;
 }
 
+export interface UserSessionCutoffTable {
+  user_id: string;
+  revoked_at: number;
+}
+
 export interface OAuthSessionTable {
   id: string;
   user_id: string;
@@ -623,6 +628,7 @@ export interface Database {
   config: ConfigTable;
   oauth_session: OAuthSessionTable;
   revoked_token: RevokedTokenTable;
+  user_session_cutoff: UserSessionCutoffTable;
   event_webhook: EventWebhookTable;
   event_outbox: EventOutboxTable;
   event_delivery: EventDeliveryTable;
