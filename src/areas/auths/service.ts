@@ -11,6 +11,7 @@ import { fromJson } from '../../core/db/json.js';
 import { badRequest, ERROR, forbidden, HttpError, notFound } from '../../core/http/errors.js';
 import type { GroupsService } from '../groups/service.js';
 import type { UsersService } from '../users/service.js';
+import { authenticateWithLdap, type LdapDirectorySettings } from './ldap.js';
 import { RateLimiter } from './rate-limit.js';
 import type {
   AddUserForm,
@@ -42,6 +43,7 @@ import {
   jwtExpirySetting,
   LDAP_SERVER_CONFIG_KEYS,
   ldapEnableSetting,
+  ldapStartTlsSetting,
   OAUTH_COMMA_LIST_FIELDS,
   OAUTH_CONFIG_KEYS,
   oauthEndSessionEndpointSetting,
@@ -450,12 +452,62 @@ export class AuthsService {
     return this.authenticate(NO_AUTH_ADMIN.email, NO_AUTH_ADMIN.password);
   }
 
-  /** `POST /auths/ldap`. Parley has no LDAP client: with LDAP on, every bind fails as an unreachable server would. */
-  async ldapSignin(password: string): Promise<never> {
+  /** The directory settings as stored (Admin Settings > General, LDAP). */
+  private ldapDirectory(): LdapDirectorySettings {
+    const server = this.ldapServerConfig();
+    return {
+      host: server.host,
+      port: server.port ?? null,
+      useTls: server.use_tls !== false,
+      startTls: this.setting<boolean>(ldapStartTlsSetting),
+      caCertFile: server.certificate_path || null,
+      validateCert: server.validate_cert !== false,
+      ciphers: server.ciphers ?? null,
+      appDn: server.app_dn,
+      appPassword: server.app_dn_password,
+      searchBase: server.search_base,
+      searchFilters: server.search_filters ?? '',
+      attributeForUsername: server.attribute_for_username || 'uid',
+      attributeForMail: server.attribute_for_mail || 'mail',
+      attributeForGroups: server.enable_group_management ? server.attribute_for_groups || null : null,
+    };
+  }
+
+  /**
+   * `POST /auths/ldap`: the directory vouches for the user (ldap.ts); the account with the entry's
+   * e-mail is created on first sign-in (name from `cn`), its name kept in step after, and with group
+   * management on, its groups made those the entry lists (created first when group creation is on).
+   */
+  async ldapSignin(form: { user: string; password: string }): Promise<Session<SessionUserResponse>> {
     if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled. An admin switches it on in Admin Settings > General (LDAP).');
     if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
-    if (!password.trim()) throw badRequest(ERROR.INVALID_CRED);
-    throw badRequest('LDAP authentication failed.');
+    // An empty password is an unauthenticated bind, which many servers accept (RFC 4513 §5.1.2).
+    if (!form.password.trim() || !form.user.trim()) throw badRequest(ERROR.INVALID_CRED);
+    if (await this.signinLimiter.isLimited(`ldap:${form.user}`)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
+    const directory = this.ldapDirectory();
+    const identity = await authenticateWithLdap(directory, form.user, form.password);
+    if (!(await this.users.byEmail(identity.email))) {
+      try {
+        await this.createAccount({
+          email: identity.email,
+          password: randomBytes(16).toString('hex'),
+          name: identity.name,
+          profileImageUrl: '/user.png',
+          role: this.setting<string>(defaultUserRoleSetting),
+          source: 'ldap',
+        });
+      } catch (error) {
+        // Another request created the same account first: sign in to that one.
+        if (!(error instanceof HttpError && error.detail === ERROR.EMAIL_TAKEN)) throw error;
+      }
+    }
+    let user = await this.activeUserByEmail(identity.email);
+    if (!user) throw badRequest(ERROR.INVALID_CRED);
+    if (user.name !== identity.name) user = (await this.users.update(user.id, { name: identity.name })) ?? user;
+    if (directory.attributeForGroups && identity.groups.length > 0) {
+      await this.groups.syncMembershipByNames(user, identity.groups, { create: this.setting<boolean>({ key: LDAP_SERVER_CONFIG_KEYS.enable_group_creation }), source: 'ldap' });
+    }
+    return this.startSession(user, 'ldap');
   }
 
   /**

@@ -141,15 +141,16 @@ export class GroupsService {
     });
   }
 
-  async create(actor: UserRecord, form: GroupForm): Promise<GroupWithCount> {
+  /** A new group's record; its share setting defaults to DEFAULT_GROUP_SHARE_PERMISSION. */
+  private newGroup(ownerId: string, form: GroupForm): GroupRecord {
     const now = this.core.clock.now();
     const data = { ...(form.data ?? {}) };
     const config = { ...((data.config as Record<string, unknown> | undefined) ?? {}) };
     if (!('share' in config)) config.share = defaultShareOf(this.core.env.raw);
     data.config = config;
-    const group: GroupRecord = {
+    return {
       id: randomUUID(),
-      user_id: actor.id,
+      user_id: ownerId,
       name: form.name,
       description: form.description,
       data,
@@ -158,6 +159,10 @@ export class GroupsService {
       created_at: now,
       updated_at: now,
     };
+  }
+
+  async create(actor: UserRecord, form: GroupForm): Promise<GroupWithCount> {
+    const group = this.newGroup(actor.id, form);
     await this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).insert(group);
       await this.core.events.publish({ event: 'group.created', actor, subjectId: group.id, subjectType: 'group', data: { name: group.name } }, trx);
@@ -245,6 +250,88 @@ export class GroupsService {
         trx,
       );
       return this.withCount((await this.store(trx).byId(id)) as GroupRecord, trx);
+    });
+  }
+
+  // ---- provisioning: an identity system (LDAP, SCIM) owns the groups; the caller publishes ----
+
+  /** Groups named exactly `name` (names are not unique). */
+  async byName(name: string, db?: Db): Promise<GroupRecord[]> {
+    return this.store(db).byNames([name]);
+  }
+
+  /** A page of every group, oldest first, with the total. */
+  async page(skip: number, limit: number): Promise<{ groups: GroupRecord[]; total: number }> {
+    return this.store().page(skip, limit);
+  }
+
+  /** Creates a group owned by `ownerId`, without event (the caller reports it in its own words). */
+  async createProvisioned(ownerId: string, name: string, db: Db): Promise<GroupRecord> {
+    const group = this.newGroup(ownerId, { name, description: '' });
+    await this.store(db).insert(group);
+    return group;
+  }
+
+  async rename(id: string, name: string, db: Db): Promise<void> {
+    await this.store(db).update(id, { name, updated_at: this.core.clock.now() });
+  }
+
+  /**
+   * Adds and removes members (existing users only; unknown ids are skipped), returning the ids
+   * that actually joined or left. `replace`: the group has exactly `userIds` afterwards.
+   */
+  async changeMembers(id: string, change: { add?: string[]; remove?: string[]; replace?: string[] }, db: Db): Promise<{ added: string[]; removed: string[] }> {
+    const store = this.store(db);
+    const before = new Set(await store.memberIds(id));
+    const wanted = change.replace ?? [...before, ...(change.add ?? [])];
+    const existing = new Set((await this.users.byIds([...new Set(wanted)], db)).map((u) => u.id));
+    const leaving = new Set(change.remove ?? []);
+    const after = new Set(wanted.filter((userId) => existing.has(userId) && !leaving.has(userId)));
+    const added = [...after].filter((userId) => !before.has(userId)).sort();
+    const removed = [...before].filter((userId) => !after.has(userId)).sort();
+    const now = this.core.clock.now();
+    await store.addMembers(id, added, now);
+    await store.removeMembers(id, removed);
+    if (added.length || removed.length) {
+      await store.touch([id], now);
+      this.changed(db);
+    }
+    return { added, removed };
+  }
+
+  async deleteProvisioned(id: string, db: Db): Promise<boolean> {
+    const deleted = await this.store(db).delete(id);
+    this.changed(db);
+    return deleted;
+  }
+
+  /**
+   * Makes the user a member of exactly the groups with these names (`sync_groups_by_group_names`),
+   * first creating the missing ones, owned by the user, when `create` is set
+   * (`create_groups_by_group_names`). Reports created groups as `group.created` with `source`.
+   */
+  async syncMembershipByNames(user: UserRecord, names: string[], options: { create: boolean; source: string }): Promise<void> {
+    await this.core.db.transaction().execute(async (trx) => {
+      const store = this.store(trx);
+      const targets = await store.byNames(names);
+      if (options.create) {
+        const known = new Set(targets.map((group) => group.name));
+        for (const name of new Set(names)) {
+          if (known.has(name)) continue;
+          const group = await this.createProvisioned(user.id, name, trx);
+          targets.push(group);
+          await this.core.events.publish({ event: 'group.created', actor: user, subjectId: group.id, subjectType: 'group', source: options.source, data: { name } }, trx);
+        }
+      }
+      const targetIds = new Set(targets.map((group) => group.id));
+      const current = new Set(await store.idsOfMember(user.id));
+      const leaving = [...current].filter((id) => !targetIds.has(id));
+      const joining = [...targetIds].filter((id) => !current.has(id));
+      const now = this.core.clock.now();
+      await store.leave(user.id, leaving);
+      for (const id of joining) await store.addMembers(id, [user.id], now);
+      await store.touch([...leaving, ...joining], now);
+      if (leaving.length || joining.length) this.changed(trx);
     });
   }
 

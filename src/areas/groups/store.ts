@@ -49,6 +49,20 @@ export class GroupStore {
     return row ? toGroupRecord(row) : null;
   }
 
+  /** Groups by exact name (names are not unique: every group of a name). */
+  async byNames(names: string[]): Promise<GroupRecord[]> {
+    if (names.length === 0) return [];
+    const rows = await this.db.selectFrom('group').selectAll().where('name', 'in', names).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toGroupRecord);
+  }
+
+  /** A page of groups, oldest first, and how many there are. */
+  async page(skip: number, limit: number): Promise<{ groups: GroupRecord[]; total: number }> {
+    const counted = await this.db.selectFrom('group').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const rows = limit > 0 ? await this.db.selectFrom('group').selectAll().orderBy('created_at').orderBy('id').offset(skip).limit(limit).execute() : [];
+    return { groups: rows.map(toGroupRecord), total: Number(counted.n) };
+  }
+
   /** Every group with its member count, newest change first; only `memberId`'s groups when given. */
   async listWithCounts(memberId?: string): Promise<GroupWithCount[]> {
     let query = this.db
@@ -139,6 +153,12 @@ export class GroupStore {
       .values(userIds.map((user_id) => ({ id: randomUUID(), group_id: groupId, user_id, created_at: now, updated_at: now })))
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing())
       .execute();
+  }
+
+  /** Takes the user out of the given groups. */
+  async leave(userId: string, groupIds: string[]): Promise<void> {
+    if (groupIds.length === 0) return;
+    await this.db.deleteFrom('group_member').where('user_id', '=', userId).where('group_id', 'in', groupIds).execute();
   }
 
   async removeMembers(groupId: string, userIds: string[]): Promise<void> {
