@@ -13,6 +13,8 @@ const NEVER = 253_402_300_799;
  */
 export class RevokedTokens {
   private revoked = new Set<string>();
+  /** User id → epoch seconds: that user's tokens issued then or before are refused. */
+  private signedOut = new Map<string, number>();
   /** Counts revocations made here, so a reload that raced one reads again. */
   private revocations = 0;
 
@@ -30,13 +32,21 @@ export class RevokedTokens {
     return this.revoked.has(jti);
   }
 
+  /** Whether a token of `userId` issued at `issuedAt` was ended by signing the user out everywhere. */
+  signedOutAt(userId: string, issuedAt: number | undefined): boolean {
+    const cutoff = this.signedOut.get(userId);
+    return cutoff !== undefined && (issuedAt === undefined || issuedAt <= cutoff);
+  }
+
   /** Reads the tokens that are revoked and not yet expired (the others are rejected anyway). */
   async load(): Promise<void> {
     for (;;) {
       const revocations = this.revocations;
       const rows = await this.db.selectFrom('revoked_token').select('jti').where('expires_at', '>', this.clock.now()).execute();
+      const users = await this.db.selectFrom('revoked_user_session').select(['user_id', 'signed_out_at']).execute();
       if (revocations !== this.revocations) continue;
       this.revoked = new Set(rows.map((row) => row.jti));
+      this.signedOut = new Map(users.map((row) => [row.user_id, Number(row.signed_out_at)]));
       return;
     }
   }
@@ -52,6 +62,22 @@ export class RevokedTokens {
     await this.db.deleteFrom('revoked_token').where('expires_at', '<=', now).execute();
     this.revocations += 1;
     this.revoked.add(jti);
+    this.changes.announce('revocations');
+  }
+
+  /**
+   * Signs the user out everywhere: every token issued to them until now is refused, here and, once
+   * told, on every instance (tokens issued in this same second too, as token times are in seconds).
+   */
+  async revokeUser(userId: string): Promise<void> {
+    const now = this.clock.now();
+    await this.db
+      .insertInto('revoked_user_session')
+      .values({ user_id: userId, signed_out_at: now })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ signed_out_at: now }))
+      .execute();
+    this.revocations += 1;
+    this.signedOut.set(userId, now);
     this.changes.announce('revocations');
   }
 }

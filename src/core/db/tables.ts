@@ -93,6 +93,11 @@ export interface RevokedTokenTable {
   expires_at: number;
 }
 
+export interface RevokedUserSessionTable {
+  user_id: string;
+  signed_out_at: number;
+}
+
 export interface OAuthSessionTable {
   id: string;
   user_id: string;
@@ -623,6 +628,7 @@ export interface Database {
   config: ConfigTable;
   oauth_session: OAuthSessionTable;
   revoked_token: RevokedTokenTable;
+  revoked_user_session: RevokedUserSessionTable;
   event_webhook: EventWebhookTable;
   event_outbox: EventOutboxTable;
   event_delivery: EventDeliveryTable;

@@ -23,6 +23,8 @@ import * as functions from './0014_functions.js';
 
 import * as skills from './0015_skills.js';
 
+import * as revokedUserSessions from './0025_revoked_user_sessions.js';
+
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -48,6 +50,8 @@ const migrations: Record<string, Migration> = {
   '0014_functions': functions,
 
   '0015_skills': skills,
+
+  '0025_revoked_user_sessions': revokedUserSessions,
 };
 
 export const migrationProvider: MigrationProvider = {
