@@ -16,6 +16,8 @@ import { readRequestLimits } from './core/http/limits.js';
 import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
 import { authsArea } from './areas/auths/routes.js';
+import { ScimService } from './areas/scim/service.js';
+import { scimArea } from './areas/scim/routes.js';
 import { configsArea } from './areas/configs/routes.js';
 import { eventsArea } from './areas/events/routes.js';
 import { EventsService } from './areas/events/service.js';
@@ -138,6 +140,7 @@ export interface Services {
   evaluations: EvaluationsService;
   analytics: AnalyticsService;
   limits: LimitsService;
+  scim: ScimService;
 }
 
 export interface Parley {
@@ -210,6 +213,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const access = new AccessService(core, groups, users);
   const auths = new AuthsService(core, users, access, groups, { redisUrl: env.redisUrl, keyPrefix: realtimeOptions.redisKeyPrefix });
   users.connect({ groups, access, auths });
+  const scim = new ScimService(core, users, groups, auths, access);
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
@@ -281,7 +285,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   files.connectChannels(channels);
   connectChannelSockets({ realtime, channels, users });
   const channelReplies = new ChannelModelReplies(core, channels, models, completions);
-  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits };
+  const services: Services = { users, groups, access, auths, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels, automations, calendar, evaluations, analytics, limits, scim };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
   await settings.load(clock.now());
@@ -327,6 +331,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const areas: Area<Services>[] = [
     systemArea,
     authsArea,
+    scimArea,
     usersArea,
     groupsArea,
     configsArea,

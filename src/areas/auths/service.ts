@@ -79,8 +79,12 @@ interface NewAccount {
   /** The role when this is not the very first account (which always becomes admin). */
   role: string;
   source: string;
-  /** Who created it; the new user itself when absent. */
-  actor?: UserRecord;
+  /** Who created it; the new user itself when absent (null: a system, e.g. a SCIM client). */
+  actor?: UserRecord | null;
+  /** Fields of the `user.created` event besides the role. */
+  eventData?: Record<string, unknown>;
+  /** Fields of the user record besides the above (a SCIM external id). */
+  extra?: { scim?: Record<string, unknown> };
 }
 
 /** Python's `re.match(r'[^@]+@[^@]+\.[^@]+', email)`: anchored at the start only. */
@@ -267,14 +271,21 @@ export class AuthsService {
       return await this.core.db.transaction().execute(async (trx) => {
         if (this.core.database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${ACCOUNT_CREATION_LOCK})`.execute(trx);
         const first = (await this.users.count(trx)) === 0;
-        const user = await this.users.create(
+        let user = await this.users.create(
           { email: account.email, name: account.name, role: first ? 'admin' : account.role, profile_image_url: account.profileImageUrl },
           trx,
         );
+        if (account.extra) user = (await this.users.update(user.id, account.extra, trx)) ?? user;
         await this.store(trx).insertCredential({ id: user.id, email: user.email, password: hash, active: true });
         await this.joinDefaultGroup(user.id, trx);
         await this.core.events.publish(
-          { event: 'user.created', actor: account.actor ?? user, subjectId: user.id, source: account.source, data: { role: user.role } },
+          {
+            event: 'user.created',
+            actor: account.actor === undefined ? user : account.actor,
+            subjectId: user.id,
+            source: account.source,
+            data: { ...account.eventData, role: user.role },
+          },
           trx,
         );
         // Last, so the settings cache changes only once every row is written.
@@ -356,6 +367,35 @@ export class AuthsService {
   private placeholder(): Promise<string> {
     this.placeholderHash ??= hashPassword('placeholder');
     return this.placeholderHash;
+  }
+
+  /**
+   * An account an identity system provisions (SCIM): its password is random and never told, so it
+   * signs in through that system's sign-in (OAuth, LDAP, trusted header). The e-mail must be free.
+   */
+  async provisionAccount(input: {
+    email: string;
+    name: string;
+    profileImageUrl: string | null;
+    role: string;
+    source: string;
+    eventData?: Record<string, unknown>;
+    scim?: Record<string, unknown>;
+  }): Promise<UserRecord> {
+    const email = input.email.toLowerCase();
+    this.checkEmailFormat(email);
+    await this.checkEmailFree(email);
+    return this.createAccount({
+      email,
+      password: randomBytes(16).toString('hex'),
+      name: input.name,
+      profileImageUrl: input.profileImageUrl,
+      role: input.role,
+      source: input.source,
+      actor: null,
+      eventData: input.eventData,
+      ...(input.scim ? { extra: { scim: input.scim } } : {}),
+    });
   }
 
   /** The user whose active credential matches, or null (`Auths.authenticate_user`). */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
-import { containsPattern } from '../../core/db/like.js';
+import { containsPattern, likeLiteral } from '../../core/db/like.js';
 import type { UserRow, UserUpdate } from '../../core/db/tables.js';
 import type { UsageMessage } from './usage.js';
 
@@ -86,6 +86,22 @@ export class UserStore {
     if (ids.length === 0) return [];
     const rows = await this.db.selectFrom('user').selectAll().where('id', 'in', ids).execute();
     return rows.map(toUserRecord);
+  }
+
+  /**
+   * Users whose JSON column `column` (`scim`, `oauth`) holds `{<provider>: {<field>: value}}`: rows are
+   * narrowed with LIKE on the JSON text of the value, then checked decoded.
+   */
+  async byLinkedIdentity(column: 'scim' | 'oauth', provider: string, field: string, value: string): Promise<UserRecord[]> {
+    const rows = await this.db
+      .selectFrom('user')
+      .selectAll()
+      .where(column, 'like', sql<string>`${`%${likeLiteral(JSON.stringify(value))}%`} escape '\\'`)
+      .execute();
+    return rows.map(toUserRecord).filter((user) => {
+      const linked = user[column]?.[provider] as Record<string, unknown> | undefined;
+      return linked?.[field] === value;
+    });
   }
 
   async byEmail(email: string): Promise<UserRecord | null> {
