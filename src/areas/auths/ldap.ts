@@ -122,6 +122,11 @@ async function withConnection<T>(settings: LdapDirectorySettings, tlsOptions: Co
   } catch (error) {
     // Our own answers and the directory's result codes pass; anything else is the connection failing.
     if (error instanceof HttpError || typeof (error as { code?: unknown }).code === 'number') throw error;
+    const code = String((error as { code?: unknown }).code ?? '');
+    if (/CERT|SSL|TLS/.test(code)) {
+      throw failed(`the TLS connection to ${address} was refused (${(error as Error).message}): an admin checks the CA certificate file and the certificate check in Admin Settings > General (LDAP).`);
+    }
+    if (/timed? ?out/i.test((error as Error).message)) throw failed(`the LDAP server at ${address} did not answer in time (${(error as Error).message}).`);
     throw failed(`the LDAP server at ${address} could not be reached (${(error as Error).message}).`);
   } finally {
     await client.unbind().catch(() => undefined);

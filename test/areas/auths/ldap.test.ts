@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPortUrl } from '../../helpers/server.js';
+import { createServer } from 'node:net';
+import { closedPortUrl, listenLocally } from '../../helpers/server.js';
 import { SLAPD_SUFFIX, startSlapd, type TestSlapd } from '../../helpers/slapd.js';
 import { useServer } from '../../helpers/world.js';
 
@@ -145,6 +146,30 @@ describe('LDAP sign-in against a real directory (slapd)', () => {
     expect(await groupNamesOf(bob.body.id)).toEqual(['engineering']);
   });
 
+  it('connects over TLS (ldaps) and StartTLS, checking the certificate against the CA file', async () => {
+    await configure({ port: slapd.tlsPort, use_tls: true, certificate_path: slapd.caFile, validate_cert: true });
+    const tls = await signin('bob', 'bob-pw');
+    expect(tls.status, tls.text).toBe(200);
+
+    // Without the CA the server's certificate is not trusted.
+    await configure({ port: slapd.tlsPort, use_tls: true, certificate_path: '', validate_cert: true });
+    const untrusted = await signin('bob', 'bob-pw');
+    expect(untrusted.status).toBe(400);
+    expect(untrusted.body.detail).toMatch(new RegExp(`^LDAP authentication failed: the TLS connection to ldaps://127.0.0.1:${slapd.tlsPort} was refused`));
+    await configure({ port: slapd.tlsPort, use_tls: true, certificate_path: '/nonexistent/ca.pem' });
+    expect((await signin('bob', 'bob-pw')).body.detail).toBe('Failed to configure TLS for LDAP connection: the CA certificate file /nonexistent/ca.pem cannot be read.');
+
+    const imported = await world.api.post('/api/v1/configs/import', { config: { 'ldap.server.start_tls': true } }, admin());
+    expect(imported.status, imported.text).toBe(200);
+    await configure({ use_tls: false, certificate_path: slapd.caFile, validate_cert: true });
+    const startTls = await signin('bob', 'bob-pw');
+    expect(startTls.status, startTls.text).toBe(200);
+    // The upgrade really happens: without the CA it is refused.
+    await configure({ use_tls: false, certificate_path: '', validate_cert: true });
+    expect((await signin('bob', 'bob-pw')).body.detail).toMatch(/^LDAP authentication failed: the TLS connection to ldap:\/\/127.0.0.1:\d+ was refused/);
+    await world.api.post('/api/v1/configs/import', { config: { 'ldap.server.start_tls': false } }, admin());
+  });
+
   it('answers an unreachable server with a 400 naming it', async () => {
     const closed = new URL(await closedPortUrl());
     await configure({ port: Number(closed.port) });
@@ -152,4 +177,19 @@ describe('LDAP sign-in against a real directory (slapd)', () => {
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(new RegExp(`^LDAP authentication failed: the LDAP server at ldap://127.0.0.1:${closed.port} could not be reached`));
   });
+
+  it('gives up on a server that accepts the connection but never answers (10 s)', async () => {
+    const silent = createServer(() => undefined);
+    const url = new URL(await listenLocally(silent));
+    try {
+      await configure({ port: Number(url.port) });
+      const started = Date.now();
+      const res = await signin('bob', 'bob-pw');
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^LDAP authentication failed: the LDAP server at ldap:\/\/127.0.0.1:\d+ did not answer in time \(BindRequest: Operation timed out\)/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      silent.close();
+    }
+  }, 20_000);
 });
