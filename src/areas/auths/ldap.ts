@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import type { Client, Entry } from 'ldapts';
 import { badRequest, HttpError } from '../../core/http/errors.js';
@@ -88,7 +89,8 @@ export function commonNameOfDn(dn: string): string | null {
 }
 
 async function tlsOptionsOf(settings: LdapDirectorySettings): Promise<ConnectionOptions> {
-  const options: ConnectionOptions = { rejectUnauthorized: settings.validateCert, servername: settings.host };
+  // The name the certificate must carry; StartTLS upgrades a socket that knows no host of its own.
+  const options: ConnectionOptions = { rejectUnauthorized: settings.validateCert, host: settings.host, ...(isIP(settings.host) ? {} : { servername: settings.host }) };
   if (settings.ciphers && settings.ciphers !== 'ALL') options.ciphers = settings.ciphers;
   if (settings.caCertFile) {
     try {

@@ -324,6 +324,8 @@ export class ScimService {
     if (form.externalId && (await this.userByExternalId(form.externalId))) {
       throw new ScimError(409, `User with externalId ${form.externalId} already exists`, 'uniqueness');
     }
+    // Otherwise the first provisioned account would become the admin, with a password nobody knows.
+    if ((await this.users.count()) === 0) throw new ScimError(409, 'No account exists yet: create the first (admin) account before provisioning users');
     const email = ScimService.emailOf(form).toLowerCase();
     if (await this.users.byEmail(email)) throw new ScimError(409, `User with email ${email} already exists`, 'uniqueness');
     const user = await this.asScimError(() =>

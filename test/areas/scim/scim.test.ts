@@ -223,6 +223,23 @@ describe('SCIM 2.0 provisioning', () => {
   });
 });
 
+describe('SCIM on a fresh instance', () => {
+  it('provisions nothing before the first (admin) account exists', async () => {
+    await withWorld({ admin: false, env: { ENABLE_SCIM: 'true', SCIM_TOKEN: TOKEN } }, async (world) => {
+      const send = (path: string, body: unknown) => world.api.post(`${SCIM}${path}`, body, { token: TOKEN });
+      for (const [path, body] of [
+        ['/Users', { userName: 'first@example.com' }],
+        ['/Groups', { displayName: 'First' }],
+      ] as const) {
+        const res = await send(path, body);
+        expect(res.status, path).toBe(409);
+        expect(res.body.schemas, path).toEqual([ERROR_SCHEMA]);
+      }
+      expect((await world.api.get(`${SCIM}/Users`, { token: TOKEN })).body.totalResults).toBe(0);
+    });
+  });
+});
+
 describe('SCIM switched off', () => {
   it('serves no SCIM routes without ENABLE_SCIM, as the reference', async () => {
     await withWorld({ env: { SCIM_TOKEN: TOKEN } }, async (world) => {
