@@ -274,6 +274,7 @@ export class GroupsService {
 
   async rename(id: string, name: string, db: Db): Promise<void> {
     await this.store(db).update(id, { name, updated_at: this.core.clock.now() });
+    this.changed(db); // members' cached groups carry the name
   }
 
   /**
