@@ -425,7 +425,7 @@ export class ScimService {
       }
       if (path === 'active') change.active = booleanOf(value, 'active');
       else if (path === 'username' || (path.startsWith('emails') && (path.endsWith('.value') || path === 'emails'))) {
-        change.email = path === 'emails' ? membersOf(value)[0] : stringOf(value, rawPath);
+        change.email = path === 'emails' ? ScimService.primaryOf(value) : stringOf(value, rawPath);
       } else if (path === 'displayname' || path === 'name.formatted') change.name = stringOf(value, rawPath);
       else if (path === 'name.givenname') {
         nameParts.givenName = stringOf(value, rawPath);
@@ -450,6 +450,15 @@ export class ScimService {
     }
     if (partsChanged && change.name === undefined) change.name = [nameParts.givenName, nameParts.familyName].filter(Boolean).join(' ');
     return this.changeUser(user, change, base);
+  }
+
+  /** The primary entry's value of a multi-valued attribute sent whole (`emails`), else the first's. */
+  private static primaryOf(value: unknown): string {
+    const values = membersOf(value);
+    const list = (Array.isArray(value) ? value : [value]) as { primary?: unknown }[];
+    const chosen = values[list.findIndex((entry) => entry.primary === true)] ?? values[0];
+    if (chosen === undefined) throw new ScimError(400, 'emails needs at least one entry', 'invalidValue');
+    return chosen;
   }
 
   private static opOf(op: string): 'add' | 'replace' | 'remove' {

@@ -91,6 +91,10 @@ describe('SCIM 2.0 provisioning', () => {
     const renamed = await patch(`/Users/${ada.id}`, [{ op: 'Replace', value: { displayName: 'Ada K.', 'name.givenName': 'Ada' } }]);
     expect(renamed.status, renamed.text).toBe(200);
     expect(renamed.body.displayName).toBe('Ada K.');
+    const emails = await patch(`/Users/${ada.id}`, [{ op: 'replace', path: 'emails', value: [{ value: 'old@example.com' }, { value: 'Ada.K@example.com', primary: true }] }]);
+    expect(emails.body.userName).toBe('ada.k@example.com');
+    const byPath = await patch(`/Users/${ada.id}`, [{ op: 'replace', path: 'emails[type eq "work"].value', value: 'ada@example.com' }]);
+    expect(byPath.body.emails).toEqual([expect.objectContaining({ value: 'ada@example.com' })]);
     const off = await patch(`/Users/${ada.id}`, [{ op: 'Replace', path: 'active', value: 'False' }]);
     expect(off.body.active).toBe(false);
     const record = await world.api.get(`/api/v1/users/${ada.id}`, { token: world.admin.token });
