@@ -122,8 +122,9 @@ async function withConnection<T>(settings: LdapDirectorySettings, tlsOptions: Co
     if (settings.startTls && !settings.useTls) await client.startTLS(tlsOptions);
     return await work(client);
   } catch (error) {
-    // Our own answers and the directory's result codes pass; anything else is the connection failing.
-    if (error instanceof HttpError || typeof (error as { code?: unknown }).code === 'number') throw error;
+    if (error instanceof HttpError) throw error;
+    // An LDAP result code not handled above (unwillingToPerform for a locked account, busy, ...).
+    if (typeof (error as { code?: unknown }).code === 'number') throw failed(`the directory refused the request (${(error as Error).message}).`);
     const code = String((error as { code?: unknown }).code ?? '');
     if (/CERT|SSL|TLS/.test(code)) {
       throw failed(`the TLS connection to ${address} was refused (${(error as Error).message}): an admin checks the CA certificate file and the certificate check in Admin Settings > General (LDAP).`);

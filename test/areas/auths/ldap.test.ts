@@ -121,6 +121,11 @@ describe('LDAP sign-in against a real directory (slapd)', () => {
     const res = await signin('bob', 'bob-pw');
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^LDAP authentication failed: the application account's bind was refused/);
+    // Any other LDAP result is a 400 with the directory's words, never a 500.
+    await configure({ app_dn: 'not a DN' });
+    const invalid = await signin('bob', 'bob-pw');
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.detail).toMatch(/^LDAP authentication failed: the directory refused the request \(/);
   });
 
   it('maps the entry’s groups, creating them when group creation is on', async () => {
