@@ -18,6 +18,8 @@ import { AuthsService } from './areas/auths/service.js';
 import { authsArea } from './areas/auths/routes.js';
 import { oauthArea } from './areas/oauth/routes.js';
 import { OAuthService } from './areas/oauth/service.js';
+import { ScimService } from './areas/scim/service.js';
+import { scimArea } from './areas/scim/routes.js';
 import { configsArea } from './areas/configs/routes.js';
 import { eventsArea } from './areas/events/routes.js';
 import { EventsService } from './areas/events/service.js';
@@ -158,6 +160,7 @@ export interface Services {
   pipelines: PipelinesService;
   utils: UtilsService;
   terminals: TerminalsService;
+  scim: ScimService;
 }
 
 export interface Parley {
@@ -232,6 +235,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   users.connect({ groups, access, auths });
   const oauth = new OAuthService(core, auths, users, groups, access);
   auths.connectOAuth(oauth);
+  const scim = new ScimService(core, users, groups, auths, access);
   const events = new EventsService(core, groups);
   const upstream = new UpstreamService(core);
   const pipelines = new PipelinesService(core, upstream);
@@ -317,7 +321,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const services: Services = {
     ...{ users, groups, access, auths, oauth, events, upstream, models, openai, ollama, completions, python, tools, functions, folders, chats, files },
     ...{ audio, prompts, skills, notes, memories, realtime, tasks, pipeline, retrieval, collections, knowledge, externalKnowledge, web, channels },
-    ...{ automations, calendar, evaluations, analytics, limits, images, pipelines, utils: new UtilsService(core, python), terminals },
+    ...{ automations, calendar, evaluations, analytics, limits, images, pipelines, utils: new UtilsService(core, python), terminals, scim },
   };
 
   // Setting definitions are registered by the modules imported above; seed and load them now.
@@ -365,6 +369,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     systemArea,
     authsArea,
     oauthArea,
+    scimArea,
     usersArea,
     groupsArea,
     configsArea,

@@ -78,9 +78,11 @@ async function authsRoutes(app: App, ctx: AreaContext<{ auths: AuthsService }>):
     return session.body;
   });
 
-  app.post('/ldap', { config: { bodyClass: 'unauthenticated' }, schema: { tags, body: LdapForm, response: { 200: SessionUserResponse } } }, async (request) =>
-    auths.ldapSignin(request.body.password),
-  );
+  app.post('/ldap', { config: { bodyClass: 'unauthenticated' }, schema: { tags, body: LdapForm, response: { 200: SessionUserResponse } } }, async (request, reply) => {
+    const session = await auths.ldapSignin(request.body);
+    setTokenCookie(reply, session.cookie);
+    return session.body;
+  });
 
   // The frontend sends this with the cookie only; it works without any valid credential.
   app.post('/signout', { schema: { tags, response: { 200: SignoutResponse } } }, async (request, reply) => {

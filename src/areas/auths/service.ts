@@ -10,6 +10,7 @@ import { type Db, isUniqueViolation } from '../../core/db/database.js';
 import { badRequest, ERROR, forbidden, HttpError, notFound } from '../../core/http/errors.js';
 import type { GroupsService } from '../groups/service.js';
 import type { UsersService } from '../users/service.js';
+import { authenticateWithLdap, type LdapDirectorySettings } from './ldap.js';
 import { RateLimiter } from './rate-limit.js';
 import type {
   AddUserForm,
@@ -41,6 +42,7 @@ import {
   jwtExpirySetting,
   LDAP_SERVER_CONFIG_KEYS,
   ldapEnableSetting,
+  ldapStartTlsSetting,
   OAUTH_COMMA_LIST_FIELDS,
   OAUTH_CONFIG_KEYS,
   readAuthOptions,
@@ -80,10 +82,14 @@ export interface NewAccount {
   /** The role when this is not the very first account (which always becomes admin). */
   role: string;
   source: string;
-  /** Who created it; the new user itself when absent. */
-  actor?: UserRecord;
+  /** Who created it; the new user itself when absent (null: a system, e.g. a SCIM client). */
+  actor?: UserRecord | null;
   /** Identity providers' subjects bound to the account (`{provider: {sub}}`). */
   oauth?: Record<string, unknown>;
+  /** Fields of the `user.created` event besides the role. */
+  eventData?: Record<string, unknown>;
+  /** Fields of the user record besides the above (a SCIM external id). */
+  extra?: { scim?: Record<string, unknown> };
 }
 
 /** Python's `re.match(r'[^@]+@[^@]+\.[^@]+', email)`: anchored at the start only. */
@@ -274,14 +280,21 @@ export class AuthsService {
       return await this.core.db.transaction().execute(async (trx) => {
         if (this.core.database.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${ACCOUNT_CREATION_LOCK})`.execute(trx);
         const first = (await this.users.count(trx)) === 0;
-        const user = await this.users.create(
+        let user = await this.users.create(
           { email: account.email, name: account.name, role: first ? 'admin' : account.role, profile_image_url: account.profileImageUrl, oauth: account.oauth ?? null },
           trx,
         );
+        if (account.extra) user = (await this.users.update(user.id, account.extra, trx)) ?? user;
         await this.store(trx).insertCredential({ id: user.id, email: user.email, password: hash, active: true });
         await this.joinDefaultGroup(user.id, trx);
         await this.core.events.publish(
-          { event: 'user.created', actor: account.actor ?? user, subjectId: user.id, source: account.source, data: { role: user.role } },
+          {
+            event: 'user.created',
+            actor: account.actor === undefined ? user : account.actor,
+            subjectId: user.id,
+            source: account.source,
+            data: { ...account.eventData, role: user.role },
+          },
           trx,
         );
         // Last, so the settings cache changes only once every row is written.
@@ -363,6 +376,35 @@ export class AuthsService {
   private placeholder(): Promise<string> {
     this.placeholderHash ??= hashPassword('placeholder');
     return this.placeholderHash;
+  }
+
+  /**
+   * An account an identity system provisions (SCIM): its password is random and never told, so it
+   * signs in through that system's sign-in (OAuth, LDAP, trusted header). The e-mail must be free.
+   */
+  async provisionAccount(input: {
+    email: string;
+    name: string;
+    profileImageUrl: string | null;
+    role: string;
+    source: string;
+    eventData?: Record<string, unknown>;
+    scim?: Record<string, unknown>;
+  }): Promise<UserRecord> {
+    const email = input.email.toLowerCase();
+    this.checkEmailFormat(email);
+    await this.checkEmailFree(email);
+    return this.createAccount({
+      email,
+      password: randomBytes(16).toString('hex'),
+      name: input.name,
+      profileImageUrl: input.profileImageUrl,
+      role: input.role,
+      source: input.source,
+      actor: null,
+      eventData: input.eventData,
+      ...(input.scim ? { extra: { scim: input.scim } } : {}),
+    });
   }
 
   /** The user whose active credential matches, or null (`Auths.authenticate_user`). */
@@ -465,12 +507,63 @@ export class AuthsService {
     return this.authenticate(NO_AUTH_ADMIN.email, NO_AUTH_ADMIN.password);
   }
 
-  /** `POST /auths/ldap`. Parley has no LDAP client: with LDAP on, every bind fails as an unreachable server would. */
-  async ldapSignin(password: string): Promise<never> {
+  /** The directory settings as stored (Admin Settings > General, LDAP). */
+  private ldapDirectory(): LdapDirectorySettings {
+    const server = this.ldapServerConfig();
+    return {
+      host: server.host,
+      port: server.port ?? null,
+      useTls: server.use_tls !== false,
+      startTls: this.setting<boolean>(ldapStartTlsSetting),
+      caCertFile: server.certificate_path || null,
+      validateCert: server.validate_cert !== false,
+      ciphers: server.ciphers ?? null,
+      appDn: server.app_dn,
+      appPassword: server.app_dn_password,
+      searchBase: server.search_base,
+      searchFilters: server.search_filters ?? '',
+      attributeForUsername: server.attribute_for_username || 'uid',
+      attributeForMail: server.attribute_for_mail || 'mail',
+      attributeForGroups: server.enable_group_management ? server.attribute_for_groups || null : null,
+    };
+  }
+
+  /**
+   * `POST /auths/ldap`: the directory vouches for the user (ldap.ts); the account with the entry's
+   * e-mail is created on first sign-in (name from `cn`), its name kept in step after, and with group
+   * management on, its groups made those the entry lists (created first when group creation is on).
+   */
+  async ldapSignin(form: { user: string; password: string }): Promise<Session<SessionUserResponse>> {
     if (!this.setting<boolean>(ldapEnableSetting)) throw badRequest('LDAP authentication is not enabled. An admin switches it on in Admin Settings > General (LDAP).');
     if (!this.options.enablePasswordAuth) throw forbidden(ERROR.ACTION_PROHIBITED);
-    if (!password.trim()) throw badRequest(ERROR.INVALID_CRED);
-    throw badRequest('LDAP authentication failed.');
+    // An empty password is an unauthenticated bind, which many servers accept (RFC 4513 §5.1.2).
+    if (!form.password.trim() || !form.user.trim()) throw badRequest(ERROR.INVALID_CRED);
+    if (await this.signinLimiter.isLimited(`ldap:${form.user}`)) throw new HttpError(429, ERROR.RATE_LIMIT_EXCEEDED);
+    const directory = this.ldapDirectory();
+    const identity = await authenticateWithLdap(directory, form.user, form.password);
+    if (!(await this.users.byEmail(identity.email))) {
+      try {
+        await this.createAccount({
+          email: identity.email,
+          password: randomBytes(16).toString('hex'),
+          name: identity.name,
+          profileImageUrl: '/user.png',
+          role: this.setting<string>(defaultUserRoleSetting),
+          source: 'ldap',
+        });
+      } catch (error) {
+        // Another request created the same account first: sign in to that one.
+        if (!(error instanceof HttpError && error.detail === ERROR.EMAIL_TAKEN)) throw error;
+      }
+    }
+    let user = await this.activeUserByEmail(identity.email);
+    if (!user) throw badRequest(ERROR.INVALID_CRED);
+    if (user.name !== identity.name) user = (await this.users.update(user.id, { name: identity.name })) ?? user;
+    if (directory.attributeForGroups && identity.groups.length > 0) {
+      const create = this.setting<boolean>({ key: LDAP_SERVER_CONFIG_KEYS.enable_group_creation });
+      await this.groups.syncMembershipsByName(user.id, identity.groups, { creatorId: create ? user.id : null, announce: { actor: user, source: 'ldap' } });
+    }
+    return this.startSession(user, 'ldap');
   }
 
   /**

@@ -103,6 +103,9 @@ export const ADMIN_CONFIG_KEYS = {
   RESPONSE_WATERMARK: nullable<string>({ key: 'ui.watermark', env: 'RESPONSE_WATERMARK', default: '', check: checks.nullableString }).key,
 } as const;
 
+/** Not in the reference's form: upgrade a plain `ldap://` connection with StartTLS before binding. */
+export const ldapStartTlsSetting = defineSetting({ key: 'ldap.server.start_tls', env: 'LDAP_START_TLS', default: false, parse: parsers.bool, check: checks.bool });
+
 /** LDAP server form field → setting key (LDAP_SERVER_CONFIG_KEYS). */
 export const LDAP_SERVER_CONFIG_KEYS = {
   label: defineSetting({ key: 'ldap.server.label', env: 'LDAP_SERVER_LABEL', default: 'LDAP Server', check: checks.string }).key,

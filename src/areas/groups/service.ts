@@ -141,15 +141,16 @@ export class GroupsService {
     });
   }
 
-  async create(actor: UserRecord, form: GroupForm): Promise<GroupWithCount> {
+  /** A new group's record; its share setting defaults to DEFAULT_GROUP_SHARE_PERMISSION. */
+  private newGroup(ownerId: string, form: GroupForm): GroupRecord {
     const now = this.core.clock.now();
     const data = { ...(form.data ?? {}) };
     const config = { ...((data.config as Record<string, unknown> | undefined) ?? {}) };
     if (!('share' in config)) config.share = defaultShareOf(this.core.env.raw);
     data.config = config;
-    const group: GroupRecord = {
+    return {
       id: randomUUID(),
-      user_id: actor.id,
+      user_id: ownerId,
       name: form.name,
       description: form.description,
       data,
@@ -158,6 +159,10 @@ export class GroupsService {
       created_at: now,
       updated_at: now,
     };
+  }
+
+  async create(actor: UserRecord, form: GroupForm): Promise<GroupWithCount> {
+    const group = this.newGroup(actor.id, form);
     await this.core.db.transaction().execute(async (trx) => {
       await this.store(trx).insert(group);
       await this.core.events.publish({ event: 'group.created', actor, subjectId: group.id, subjectType: 'group', data: { name: group.name } }, trx);
@@ -248,6 +253,59 @@ export class GroupsService {
     });
   }
 
+  // ---- provisioning: an identity system (LDAP, SCIM) owns the groups; the caller publishes ----
+
+  /** Groups named exactly `name` (names are not unique). */
+  async byName(name: string, db?: Db): Promise<GroupRecord[]> {
+    return this.store(db).byNames([name]);
+  }
+
+  /** A page of every group, oldest first, with the total. */
+  async page(skip: number, limit: number): Promise<{ groups: GroupRecord[]; total: number }> {
+    return this.store().page(skip, limit);
+  }
+
+  /** Creates a group owned by `ownerId`, without event (the caller reports it in its own words). */
+  async createProvisioned(ownerId: string, name: string, db: Db): Promise<GroupRecord> {
+    const group = this.newGroup(ownerId, { name, description: '' });
+    await this.store(db).insert(group);
+    return group;
+  }
+
+  async rename(id: string, name: string, db: Db): Promise<void> {
+    await this.store(db).update(id, { name, updated_at: this.core.clock.now() });
+    this.changed(db); // members' cached groups carry the name
+  }
+
+  /**
+   * Adds and removes members (existing users only; unknown ids are skipped), returning the ids
+   * that actually joined or left. `replace`: the group has exactly `userIds` afterwards.
+   */
+  async changeMembers(id: string, change: { add?: string[]; remove?: string[]; replace?: string[] }, db: Db): Promise<{ added: string[]; removed: string[] }> {
+    const store = this.store(db);
+    const before = new Set(await store.memberIds(id));
+    const wanted = change.replace ?? [...before, ...(change.add ?? [])];
+    const existing = new Set((await this.users.byIds([...new Set(wanted)], db)).map((u) => u.id));
+    const leaving = new Set(change.remove ?? []);
+    const after = new Set(wanted.filter((userId) => existing.has(userId) && !leaving.has(userId)));
+    const added = [...after].filter((userId) => !before.has(userId)).sort();
+    const removed = [...before].filter((userId) => !after.has(userId)).sort();
+    const now = this.core.clock.now();
+    await store.addMembers(id, added, now);
+    await store.removeMembers(id, removed);
+    if (added.length || removed.length) {
+      await store.touch([id], now);
+      this.changed(db);
+    }
+    return { added, removed };
+  }
+
+  async deleteProvisioned(id: string, db: Db): Promise<boolean> {
+    const deleted = await this.store(db).delete(id);
+    this.changed(db);
+    return deleted;
+  }
+
   /**
    * Makes a user a member of exactly the groups named by an identity provider (an OAuth claim, a
    * trusted header): memberships of other groups end unless `keep` says so (blocked groups), and
@@ -257,7 +315,13 @@ export class GroupsService {
   async syncMembershipsByName(
     userId: string,
     names: string[],
-    options: { creatorId?: string | null; newGroup?: (name: string) => Pick<GroupRecord, 'description' | 'data' | 'permissions'>; keep?: (name: string) => boolean } = {},
+    options: {
+      creatorId?: string | null;
+      newGroup?: (name: string) => Pick<GroupRecord, 'description' | 'data' | 'permissions'>;
+      keep?: (name: string) => boolean;
+      /** Publishes `group.created` for each group made (LDAP does; OAuth, as the reference, does not). */
+      announce?: { actor: UserRecord; source: string };
+    } = {},
   ): Promise<void> {
     const keep = options.keep ?? (() => false);
     const wanted = [...new Set(names)].filter((name) => !keep(name));
@@ -265,11 +329,17 @@ export class GroupsService {
       const store = this.store(trx);
       const now = this.core.clock.now();
       const targets = await store.byNames(wanted);
-      if (options.creatorId && options.newGroup) {
+      if (options.creatorId) {
         for (const name of wanted.filter((n) => !targets.some((g) => g.name === n))) {
-          const group: GroupRecord = { id: randomUUID(), user_id: options.creatorId, name, meta: null, created_at: now, updated_at: now, ...options.newGroup(name) };
+          const group: GroupRecord = options.newGroup
+            ? { id: randomUUID(), user_id: options.creatorId, name, meta: null, created_at: now, updated_at: now, ...options.newGroup(name) }
+            : this.newGroup(options.creatorId, { name, description: '' });
           await store.insert(group);
           targets.push(group);
+          const announce = options.announce;
+          if (announce) {
+            await this.core.events.publish({ event: 'group.created', actor: announce.actor, subjectId: group.id, subjectType: 'group', source: announce.source, data: { name } }, trx);
+          }
         }
       }
       const current = await store.ofMember(userId);

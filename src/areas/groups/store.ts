@@ -49,6 +49,20 @@ export class GroupStore {
     return row ? toGroupRecord(row) : null;
   }
 
+  /** Groups by exact name (names are not unique: every group of a name). */
+  async byNames(names: string[]): Promise<GroupRecord[]> {
+    if (names.length === 0) return [];
+    const rows = await this.db.selectFrom('group').selectAll().where('name', 'in', names).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toGroupRecord);
+  }
+
+  /** A page of groups, oldest first, and how many there are. */
+  async page(skip: number, limit: number): Promise<{ groups: GroupRecord[]; total: number }> {
+    const counted = await this.db.selectFrom('group').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const rows = limit > 0 ? await this.db.selectFrom('group').selectAll().orderBy('created_at').orderBy('id').offset(skip).limit(limit).execute() : [];
+    return { groups: rows.map(toGroupRecord), total: Number(counted.n) };
+  }
+
   /** Every group with its member count, newest change first; only `memberId`'s groups when given. */
   async listWithCounts(memberId?: string): Promise<GroupWithCount[]> {
     let query = this.db
@@ -107,13 +121,6 @@ export class GroupStore {
   async memberIds(groupId: string): Promise<string[]> {
     const rows = await this.db.selectFrom('group_member').select('user_id').where('group_id', '=', groupId).orderBy('created_at').orderBy('id').execute();
     return rows.map((r) => r.user_id);
-  }
-
-  /** The groups with these names (names are not unique: every group of a name is returned). */
-  async byNames(names: string[]): Promise<GroupRecord[]> {
-    if (names.length === 0) return [];
-    const rows = await this.db.selectFrom('group').selectAll().where('name', 'in', names).execute();
-    return rows.map(toGroupRecord);
   }
 
   async existingIds(ids: string[]): Promise<string[]> {

@@ -134,6 +134,11 @@ export class UsersService {
     return this.store(db).byOAuthSub(provider, sub);
   }
 
+  /** Users linked to an identity system's id, e.g. `('scim', 'microsoft', 'external_id', id)` or `('oauth', 'oidc', 'sub', id)`. */
+  byLinkedIdentity(column: 'scim' | 'oauth', provider: string, field: string, value: string) {
+    return this.store().byLinkedIdentity(column, provider, field, value);
+  }
+
   byApiKey(key: string) {
     return this.store().byApiKey(key);
   }

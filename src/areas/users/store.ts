@@ -88,6 +88,22 @@ export class UserStore {
     return rows.map(toUserRecord);
   }
 
+  /**
+   * Users whose JSON column `column` (`scim`, `oauth`) holds `{<provider>: {<field>: value}}`: rows are
+   * narrowed with LIKE on the JSON text of the value, then checked decoded.
+   */
+  async byLinkedIdentity(column: 'scim' | 'oauth', provider: string, field: string, value: string): Promise<UserRecord[]> {
+    const rows = await this.db
+      .selectFrom('user')
+      .selectAll()
+      .where(column, 'like', sql<string>`${`%${likeLiteral(JSON.stringify(value))}%`} escape '\\'`)
+      .execute();
+    return rows.map(toUserRecord).filter((user) => {
+      const linked = user[column]?.[provider] as Record<string, unknown> | undefined;
+      return linked?.[field] === value;
+    });
+  }
+
   async byEmail(email: string): Promise<UserRecord | null> {
     const row = await this.db
       .selectFrom('user')

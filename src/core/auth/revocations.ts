@@ -13,7 +13,7 @@ const NEVER = 253_402_300_799;
  */
 export class RevokedTokens {
   private revoked = new Set<string>();
-  /** Per user: tokens issued at or before this time (epoch seconds) are refused (back-channel logout). */
+  /** Per user: tokens issued at or before this time (epoch seconds) are refused (back-channel logout, SCIM de-provisioning). */
   private cutoffs = new Map<string, number>();
   /** Counts revocations made here, so a reload that raced one reads again. */
   private revocations = 0;
@@ -32,10 +32,13 @@ export class RevokedTokens {
     return this.revoked.has(jti);
   }
 
-  /** Whether a token the user was issued at `issuedAt` was ended with all the user's sessions. */
-  endedWithUser(userId: string, issuedAt: number): boolean {
+  /**
+   * Whether a token the user was issued at `issuedAt` was ended with all the user's sessions
+   * (a token without an issue time is, once any cutoff exists).
+   */
+  endedWithUser(userId: string, issuedAt: number | undefined): boolean {
     const cutoff = this.cutoffs.get(userId);
-    return cutoff !== undefined && issuedAt <= cutoff;
+    return cutoff !== undefined && (issuedAt === undefined || issuedAt <= cutoff);
   }
 
   /** Reads the tokens that are revoked and not yet expired (the others are rejected anyway). */

@@ -31,7 +31,7 @@ export class TokenService {
   constructor(
     secret: string,
     private readonly clock: Clock,
-    private readonly revoked: { has(jti: string): boolean; endedWithUser(userId: string, issuedAt: number): boolean },
+    private readonly revoked: { has(jti: string): boolean; endedWithUser(userId: string, issuedAt: number | undefined): boolean },
   ) {
     this.key = new TextEncoder().encode(secret);
   }
@@ -72,7 +72,7 @@ export class TokenService {
   private judge(claims: TokenClaims | null): TokenCheck {
     if (!claims) return { refused: 'invalid' };
     if (claims.jti !== undefined && this.revoked.has(claims.jti)) return { refused: 'revoked' };
-    if (claims.iat !== undefined && this.revoked.endedWithUser(claims.id, claims.iat)) return { refused: 'revoked' };
+    if (this.revoked.endedWithUser(claims.id, claims.iat)) return { refused: 'revoked' };
     return { claims };
   }
 

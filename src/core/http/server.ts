@@ -150,7 +150,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
 
   app.decorate('readBody', (request: FastifyRequest, payload: IncomingMessage) => bodies.read(request, payload));
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', async (request: FastifyRequest, payload: IncomingMessage) => {
+  // `application/scim+json`: what SCIM clients send (RFC 7644 §3.1).
+  app.addContentTypeParser(['application/json', 'application/scim+json'], async (request: FastifyRequest, payload: IncomingMessage) => {
     const text = (await bodies.read(request, payload)).toString('utf8');
     if (!/\S/.test(text)) return undefined;
     const invalid = (error: string) => {

@@ -122,14 +122,14 @@ describe('admin authentication settings', () => {
     expect(on.body).toEqual({ ENABLE_LDAP: true });
   });
 
-  it('answers LDAP sign-in as an unreachable directory would (Parley has no LDAP client)', async () => {
+  it('refuses LDAP sign-in while LDAP is off, with an empty password, or with no directory to reach', async () => {
     await world.api.post('/api/v1/auths/admin/config/ldap', { enable_ldap: true }, { token: world.admin.token });
     const empty = await world.api.post('/api/v1/auths/ldap', { user: 'jdoe', password: ' ' });
     expect(empty.status).toBe(400);
     expect(empty.body.detail).toMatch(/^The email or password provided is incorrect/);
     const res = await world.api.post('/api/v1/auths/ldap', { user: 'jdoe', password: 'pw' });
     expect(res.status).toBe(400);
-    expect(res.body.detail).toBe('LDAP authentication failed.');
+    expect(res.body.detail).toMatch(/^LDAP authentication failed: the LDAP server at ldaps:\/\/ldap.corp:636 could not be reached/);
     await world.api.post('/api/v1/auths/admin/config/ldap', { enable_ldap: false }, { token: world.admin.token });
     const off = await world.api.post('/api/v1/auths/ldap', { user: 'jdoe', password: 'pw' });
     expect(off.status).toBe(400);
