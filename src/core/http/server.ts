@@ -11,7 +11,15 @@ import { registerDocs } from './docs.js';
 import { HttpError, openAIError } from './errors.js';
 import { BodyReader, BodyRefused, dropRestOfBody, nestsDeeperThan, readRequestLimits, type RequestLimits } from './limits.js';
 import { lazyRequestLogger } from './request-logger.js';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from '../observability/request-id.js';
 import { clippedDetails, schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request's id (`X-Request-ID`), set before Fastify sees the request. */
+    parleyRequestId?: string;
+  }
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,9 +98,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
         (request, response) => {
           const socket = request.socket;
           if (awaitingFirstRequest.delete(socket)) socket.setTimeout(0);
+          // Every answer names its request (errors included), and every line logged while it is
+          // handled carries the same id (`requestIdMixin`), services' lines too.
+          const id = requestIdOf(request.headers[REQUEST_ID_HEADER]);
+          request.parleyRequestId = id;
+          response.setHeader(REQUEST_ID_HEADER, id);
           if (cors(request, response)) return;
           if (request.method === 'HEAD') request.method = 'GET';
-          handler(request, response);
+          withRequestId(id, () => handler(request, response));
         },
       );
       server.maxConnections = limits.maxConnections;
@@ -107,7 +120,9 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     },
     loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyRequestLogger,
+    genReqId: (request) => request.parleyRequestId ?? requestIdOf(undefined),
+    // The id comes from the logger's mixin (`requestIdMixin`), not from a binding of the child.
+    childLoggerFactory: (parent, { reqId: _reqId, ...bindings }, childOptions) => lazyRequestLogger(parent, bindings, childOptions),
     // Bodies are read by `BodyReader` under their route class's limit; this is only a backstop.
     bodyLimit: Math.max(...Object.values(limits.body)),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },

@@ -39,6 +39,8 @@ export class WorkerPool {
   /** The user whose request each busy or starting worker serves. */
   private readonly servedUser = new Map<PythonWorker, string>();
   private closed = false;
+  /** Why the last worker failed to start, until one starts again (the readiness check reports it). */
+  startFailure: string | null = null;
 
   constructor(
     private readonly start: (key: string) => PythonWorker,
@@ -158,12 +160,14 @@ export class WorkerPool {
     worker.ready.then(
       (ready) => {
         this.log.debug({ worker: ready.pid, python: ready.python, pydantic: ready.pydantic }, 'python worker ready');
+        this.startFailure = null;
         waiter.resolve(worker);
       },
       (error: Error) => {
         // Whoever asked for this worker learns why there is none; the next in line tries again.
         this.workers.delete(worker);
         this.finish(worker);
+        this.startFailure = error.message;
         waiter.reject(error);
         this.dispatch();
       },
