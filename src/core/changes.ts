@@ -5,9 +5,10 @@ import { connectRedis } from './realtime/redis.js';
 /**
  * What an instance keeps in memory and must re-read when another instance (or
  * this one) changes it: the persistent settings, users and group memberships,
- * revoked sessions, the `/` picker's prompts, the functions (pipe models, event receivers).
+ * revoked sessions, the `/` picker's prompts, the functions (pipe models, event receivers), the
+ * merged model list (workspace models, provider connections).
  */
-export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions';
+export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions' | 'models';
 
 interface Logger {
   warn(details: object, message: string): void;
