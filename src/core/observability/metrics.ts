@@ -38,7 +38,8 @@ export async function serveMetrics(
   sources: MetricSources,
   adminOnly: Guard,
 ): Promise<RequestObserver> {
-  const prom = await import('prom-client');
+  // prom-client is CommonJS: its exports are the module's default, in the bundle as under Node.
+  const { default: prom } = await import('prom-client');
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry, prefix: 'parley_' });
 
