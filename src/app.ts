@@ -165,7 +165,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const env = options.env ?? readEnv();
   const observability = readObservabilityOptions(env.raw);
   const clock = options.clock ?? systemClock;
-  const logger = pino({ level: options.logLevel ?? env.logLevel, mixin: requestIdMixin }, options.logStream);
+  const logger = pino({ level: options.logLevel ?? env.logLevel, ...(observability.requestContext ? { mixin: requestIdMixin } : {}) }, options.logStream);
   // Tool code runs in Python worker processes, started on first use (docs/plugin-host.md).
   const python = new PythonHost({
     dataDir: env.dataDir,
@@ -321,6 +321,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     corsAllowOrigin: env.corsAllowOrigin,
     version: env.version,
     limits: readRequestLimits(env.raw),
+    requestContext: observability.requestContext,
     uploadLimitMb: () => settings.get(FILE_MAX_SIZE),
     fallback: frontend?.fallback,
   });

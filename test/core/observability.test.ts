@@ -43,6 +43,18 @@ describe('request ids', () => {
       expect(warnings.find((line) => line.msg === 'readiness check failed')).toMatchObject({ reqId: 'probe-42', reason: 'Plugin host not ready: no interpreter' });
     });
   });
+
+  it('keeps the id to the answer and the request logger with LOG_REQUEST_CONTEXT=false', async () => {
+    const warnings: Record<string, unknown>[] = [];
+    await withServer({ warnings, env: { LOG_REQUEST_CONTEXT: 'false', ENABLE_OLLAMA_API: 'false', ENABLE_OPENAI_API: 'false' } }, async (server) => {
+      server.parley.services.python.trouble = () => 'Plugin host not ready: no interpreter';
+      const notReady = await server.api.get('/ready', { headers: { 'x-request-id': 'probe-43' } });
+      expect(notReady.headers.get('x-request-id')).toBe('probe-43');
+      const line = warnings.find((l) => l.msg === 'readiness check failed');
+      expect(line).toBeDefined();
+      expect(line).not.toHaveProperty('reqId');
+    });
+  });
 });
 
 describe('Prometheus metrics', () => {

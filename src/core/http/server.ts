@@ -46,6 +46,8 @@ export interface HttpServerOptions {
   limits?: RequestLimits;
   /** FILE_MAX_SIZE in MB, read at each upload; null (the default): no limit. */
   uploadLimitMb?: () => number | null;
+  /** Carries the request id into every log line written while a request is handled (`request-id.ts`); default true. */
+  requestContext?: boolean;
   /** Serves the web frontend for GET (and so HEAD) requests no route matched; returns false when it has nothing. */
   fallback?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
@@ -80,6 +82,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   const cors = corsHandler(options.corsAllowOrigin);
   const limits = options.limits ?? readRequestLimits({});
   const bodies = new BodyReader(limits, options.uploadLimitMb ?? (() => null));
+  const requestContext = options.requestContext ?? true;
   const app = Fastify({
     // HEAD is answered by the GET route, as Starlette adds HEAD to every GET route: the request is
     // routed as GET and Node leaves the body out (the response was made for a HEAD request). One
@@ -99,13 +102,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
           const socket = request.socket;
           if (awaitingFirstRequest.delete(socket)) socket.setTimeout(0);
           // Every answer names its request (errors included), and every line logged while it is
-          // handled carries the same id (`requestIdMixin`), services' lines too.
+          // handled carries the same id (`requestIdMixin`), services' lines too (LOG_REQUEST_CONTEXT).
           const id = requestIdOf(request.headers[REQUEST_ID_HEADER]);
           request.parleyRequestId = id;
           response.setHeader(REQUEST_ID_HEADER, id);
           if (cors(request, response)) return;
           if (request.method === 'HEAD') request.method = 'GET';
-          withRequestId(id, () => handler(request, response));
+          if (requestContext) withRequestId(id, () => handler(request, response));
+          else handler(request, response);
         },
       );
       server.maxConnections = limits.maxConnections;
@@ -121,8 +125,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => request.parleyRequestId ?? requestIdOf(undefined),
-    // The id comes from the logger's mixin (`requestIdMixin`), not from a binding of the child.
-    childLoggerFactory: (parent, { reqId: _reqId, ...bindings }, childOptions) => lazyRequestLogger(parent, bindings, childOptions),
+    // With the request context, the id comes from the logger's mixin (`requestIdMixin`), not from a binding.
+    childLoggerFactory: requestContext
+      ? (parent, { reqId: _reqId, ...bindings }, childOptions) => lazyRequestLogger(parent, bindings, childOptions)
+      : lazyRequestLogger,
     // Bodies are read by `BodyReader` under their route class's limit; this is only a backstop.
     bodyLimit: Math.max(...Object.values(limits.body)),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },

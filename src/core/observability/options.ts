@@ -2,6 +2,11 @@ import { bool, int } from '../../config/env.js';
 
 /** Prometheus metrics (`ENABLE_METRICS`) and OpenTelemetry export (the reference's `ENABLE_OTEL*` variables), read once. */
 export interface ObservabilityOptions {
+  /**
+   * LOG_REQUEST_CONTEXT: the request id on every line logged while a request is handled (services'
+   * too, through an AsyncLocalStorage); false: on `request.log`'s lines only (no per-request cost).
+   */
+  requestContext: boolean;
   metrics: {
     enabled: boolean;
     /** METRICS_PATH: where the scrape is answered. */
@@ -60,6 +65,7 @@ export function readObservabilityOptions(raw: Record<string, string | undefined>
   const ratio = Number(raw.OTEL_TRACES_SAMPLER_ARG ?? '1');
   const authorization = basic(raw.OTEL_BASIC_AUTH_USERNAME, raw.OTEL_BASIC_AUTH_PASSWORD);
   return {
+    requestContext: bool(raw.LOG_REQUEST_CONTEXT, true),
     metrics: { enabled: bool(raw.ENABLE_METRICS, false), path, token: raw.METRICS_TOKEN || null },
     otel: {
       // As the reference: ENABLE_OTEL turns export on, ENABLE_OTEL_TRACES / _METRICS choose what is sent.
