@@ -24,8 +24,9 @@ async function redisServer() {
  * instance writes or caches, the others see. Socket events of a generation and stopping it from
  * another instance are in test/core/realtime/multi-instance.test.ts, settings, roles, groups, chat
  * pages and prompts in test/core/shared-state.test.ts, shared webhook claims and a crashed
- * instance's deliveries in test/areas/events/durability.test.ts, sign-in throttling in
- * test/areas/auths/signin-throttle.test.ts, collaborative notes in test/areas/notes/collaboration.test.ts.
+ * instance's deliveries in test/areas/events/durability.test.ts, rate limits in
+ * test/areas/auths/signin-throttle.test.ts and test/areas/evaluations/limits.test.ts, collaborative
+ * notes in test/areas/notes/collaboration.test.ts.
  */
 describe('three instances on one database and Redis', () => {
   const world = useServer({
