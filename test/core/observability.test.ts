@@ -209,6 +209,19 @@ describe('readiness and sign-outs with Redis away', () => {
   }, 40_000);
 });
 
+describe('readiness of the plugin host', () => {
+  it('is 503 with the reason once a worker failed to start', async () => {
+    await withServer({ env: { PYTHON: '/nonexistent/python3', ENABLE_OLLAMA_API: 'false', ENABLE_OPENAI_API: 'false' } }, async (server) => {
+      expect((await server.api.get('/ready')).status).toBe(200);
+      await expect(server.parley.services.python.probe()).rejects.toThrow();
+      const notReady = await server.api.get('/ready');
+      expect(notReady.status).toBe(503);
+      expect(notReady.body.detail).toMatch(/^Plugin host not ready: /);
+      expect((await server.api.get('/health')).status).toBe(200);
+    });
+  });
+});
+
 describe('a database of a newer schema', () => {
   it('is refused at start with the migrations this version does not know, and left unchanged', async () => {
     const server = await startServer({ env: { ENABLE_OLLAMA_API: 'false', ENABLE_OPENAI_API: 'false' } });

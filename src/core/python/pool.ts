@@ -151,6 +151,7 @@ export class WorkerPool {
       worker = this.start(waiter.key);
     } catch (error) {
       // No private folder or sandbox for it: this request fails, the others may still be served.
+      this.startFailure = (error as Error).message;
       waiter.reject(error as Error);
       return;
     }
