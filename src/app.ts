@@ -335,6 +335,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     const sources = {
       runningTasks: () => registry.running,
       plugins: () => python.stats(),
+      webhookAttempts: () => events.dispatcher.stats,
       deliveries: () => events.store.deliveryCounts(),
       processing: () => files.processingQueue(),
     };

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Receiver } from '../areas/events/receiver.js';
 import { eventually } from '../helpers/eventually.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { destroyServer, listenLocally, startServer, type TestServer, withServer } from '../helpers/server.js';
@@ -87,6 +88,7 @@ describe('Prometheus metrics', () => {
       expect(sample(text, 'parley_plugin_queue_waiting')).toBe(0);
       expect(sample(text, 'parley_webhook_deliveries', { status: 'pending' })).toBe(0);
       expect(sample(text, 'parley_webhook_deliveries', { status: 'failed' })).toBe(0);
+      expect(sample(text, 'parley_webhook_attempts_total', { outcome: 'failed' })).toBe(0);
       expect(sample(text, 'parley_processing_queue', { status: 'pending' })).toBe(0);
       expect(sample(text, 'parley_process_resident_memory_bytes')).toBeGreaterThan(0);
     });
@@ -102,6 +104,28 @@ describe('Prometheus metrics', () => {
       expect(scraped.status).toBe(200);
       expect(sample(scraped.text, 'parley_http_request_duration_seconds_count', { method: 'POST', route: '/api/v1/auths/signup', status: '200' })).toBe(1);
     });
+  });
+
+  it('count failed webhook attempts and the backlog they leave', async () => {
+    const receiver = await Receiver.start(() => ({ status: 500 }));
+    try {
+      const env = { ENABLE_METRICS: 'true', METRICS_TOKEN: 'scrape', EVENT_WEBHOOK_ALLOW_LOCAL: 'true', ENABLE_OLLAMA_API: 'false', ENABLE_OPENAI_API: 'false' };
+      await withServer({ env }, async (server) => {
+        const admin = await signup(server.api, 'Webhook Admin');
+        expect((await server.api.post('/api/events/webhooks', { url: `${receiver.url}/down`, events: ['chat.created'] }, { token: admin.token })).status).toBe(200);
+        await server.api.post('/api/v1/chats/new', { chat: { title: 'Undeliverable' } }, { token: admin.token });
+        await receiver.waitFor((received) => received.length >= 1);
+        const text = await eventually(async () => {
+          const scraped = (await server.api.get('/metrics', { token: 'scrape' })).text;
+          return (sample(scraped, 'parley_webhook_attempts_total', { outcome: 'failed' }) ?? 0) >= 1 ? scraped : undefined;
+        });
+        expect(sample(text, 'parley_webhook_attempts_total', { outcome: 'succeeded' })).toBe(0);
+        // Retried later: still in the backlog.
+        expect(sample(text, 'parley_webhook_deliveries', { status: 'pending' })).toBe(1);
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuse to start with a malformed METRICS_PATH', async () => {

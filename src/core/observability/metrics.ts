@@ -11,6 +11,8 @@ export interface MetricSources {
   runningTasks(): number;
   /** The plugin host's workers and the calls waiting for one. */
   plugins(): { workers: number; idle: number; waiting: number };
+  /** Delivery attempts this instance made since it started, by outcome. */
+  webhookAttempts(): { succeeded: number; failed: number };
   /** Webhook deliveries still to send and given up, over every instance (the database's outbox). */
   deliveries(): Promise<{ pending: number; failed: number }>;
   /** Files waiting for or in content extraction, over every instance. */
@@ -87,6 +89,20 @@ export async function serveMetrics(
       const { pending, failed } = await sources.deliveries();
       this.set({ status: 'pending' }, pending);
       this.set({ status: 'failed' }, failed);
+    },
+  });
+  const attemptsCounted = { succeeded: 0, failed: 0 };
+  new prom.Counter({
+    name: 'parley_webhook_attempts_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      const now = sources.webhookAttempts();
+      for (const outcome of ['succeeded', 'failed'] as const) {
+        this.inc({ outcome }, now[outcome] - attemptsCounted[outcome]);
+        attemptsCounted[outcome] = now[outcome];
+      }
     },
   });
   new prom.Gauge({
