@@ -63,6 +63,8 @@ try {
       'pdfmake',
       // Read at first use through require (core/tokens.ts): megabytes of ranks kept out of the start.
       'js-tiktoken',
+      // Loaded only with ENABLE_OTEL (core/observability/telemetry.ts): dozens of packages, some with optional gRPC parts.
+      '@opentelemetry/*',
     ],
     // Bundled CommonJS packages call require() for Node's own modules.
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },

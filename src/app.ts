@@ -13,6 +13,11 @@ import type { AreaContext, Core } from './core/context.js';
 import { migrate, openDatabase } from './core/db/database.js';
 import { EventBus } from './core/events/publish.js';
 import { readRequestLimits } from './core/http/limits.js';
+import { serveMetrics } from './core/observability/metrics.js';
+import { readObservabilityOptions } from './core/observability/options.js';
+import { observeRequests, type RequestObserver } from './core/observability/requests.js';
+import { requestIdMixin } from './core/observability/request-id.js';
+import { startTelemetry } from './core/observability/telemetry.js';
 import { type App, createHttpServer } from './core/http/server.js';
 import { AuthsService } from './areas/auths/service.js';
 import { authsArea } from './areas/auths/routes.js';
@@ -181,8 +186,9 @@ export interface BuildOptions {
 /** The composition root: core machinery, then services, then every area's routes. */
 export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const env = options.env ?? readEnv();
+  const observability = readObservabilityOptions(env.raw);
   const clock = options.clock ?? systemClock;
-  const logger = pino({ level: options.logLevel ?? env.logLevel }, options.logStream);
+  const logger = pino({ level: options.logLevel ?? env.logLevel, ...(observability.requestContext ? { mixin: requestIdMixin } : {}) }, options.logStream);
   // Tool code runs in Python worker processes, started on first use (docs/plugin-host.md).
   const python = new PythonHost({
     dataDir: env.dataDir,
@@ -356,12 +362,29 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     corsAllowOrigin: env.corsAllowOrigin,
     version: env.version,
     limits: readRequestLimits(env.raw),
+    requestContext: observability.requestContext,
     uploadLimitMb: () => settings.get(FILE_MAX_SIZE),
     fallback: frontend?.fallback,
   });
   app.decorateRequest('user', null);
   app.decorateRequest('token', null);
   app.decorateRequest('tokenClaims', null);
+
+  // Metrics and traces (docs/deployment.md § Observability): a hook on every request only when on.
+  const observers: RequestObserver[] = [];
+  if (observability.metrics.enabled) {
+    const sources = {
+      runningTasks: () => registry.running,
+      plugins: () => python.stats(),
+      webhookAttempts: () => events.dispatcher.stats,
+      deliveries: () => events.store.deliveryCounts(),
+      processing: () => files.processingQueue(),
+    };
+    observers.push(await serveMetrics(app, observability.metrics, sources, auth.admin));
+  }
+  const telemetry = await startTelemetry(observability.otel, env.version, logger);
+  if (telemetry) observers.push(telemetry.observer);
+  observeRequests(app, observers);
 
   const context: AreaContext<Services> = { core, auth, services };
   // Every area of the interface, each mounted where its routes.ts says.
@@ -426,6 +449,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await realtime.close();
       await noteCollaboration.close();
       await app.close();
+      await telemetry?.close();
       await files.close();
       await web.close();
       await images.close();

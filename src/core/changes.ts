@@ -5,9 +5,10 @@ import { connectRedis } from './realtime/redis.js';
 /**
  * What an instance keeps in memory and must re-read when another instance (or
  * this one) changes it: the persistent settings, users and group memberships,
- * revoked sessions, the `/` picker's prompts, the functions (pipe models, event receivers).
+ * revoked sessions, the `/` picker's prompts, the functions (pipe models, event receivers), the
+ * merged model list (workspace models, provider connections).
  */
-export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions';
+export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions' | 'models';
 
 interface Logger {
   warn(details: object, message: string): void;
@@ -24,6 +25,8 @@ export class ChangeFeed {
   private readonly instanceId = randomUUID();
   private redis: { publisher: Redis; subscriber: Redis } | null = null;
   private readonly unsent = new Set<ChangeTopic>();
+  /** False while the subscription to other instances' notices is down: their changes may be missed. */
+  private listening = false;
 
   constructor(
     private readonly options: { redisUrl: string | null; keyPrefix: string },
@@ -79,17 +82,51 @@ export class ChangeFeed {
       }
     });
     await subscriber.subscribe(this.channel);
+    this.listening = true;
+    subscriber.on('close', () => {
+      this.listening = false;
+    });
     // Notices sent while the connection was down are lost: after a reconnection, re-read everything.
     subscriber.on('ready', () => {
+      this.listening = true;
       for (const topic of new Set([...this.listeners.keys(), ...this.remoteListeners.keys()])) this.notifyRemote(topic);
     });
     this.redis = { publisher, subscriber };
   }
 
+  /**
+   * True when other instances' changes may go unheard: Redis is configured but the subscription
+   * is down. What must not be missed (sign-outs) is then read from the database instead.
+   */
+  get deaf(): boolean {
+    return this.options.redisUrl !== null && !this.listening;
+  }
+
+  /** Why Redis is not usable (null when it is, or is not configured): for the readiness check. */
+  async redisTrouble(timeoutMs: number): Promise<string | null> {
+    if (!this.options.redisUrl) return null;
+    if (!this.redis || !this.listening) return 'Redis not ready: the connection is down';
+    const answer = this.redis.publisher.ping().then(
+      () => null,
+      (error: Error) => `Redis not ready: ${error.message}`,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`Redis not ready: no answer to PING within ${timeoutMs} ms`), timeoutMs);
+    });
+    try {
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async stop(): Promise<void> {
     if (!this.redis) return;
     const { disconnectRedis } = await import('./realtime/redis.js');
-    await Promise.all([disconnectRedis(this.redis.publisher), disconnectRedis(this.redis.subscriber)]);
+    const { publisher, subscriber } = this.redis;
     this.redis = null;
+    this.listening = false;
+    await Promise.all([disconnectRedis(publisher), disconnectRedis(subscriber)]);
   }
 }

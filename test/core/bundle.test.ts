@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -8,13 +9,13 @@ import { bundleParley, ChildServer } from '../helpers/child-server.js';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { onlyOpenAI } from '../helpers/fake-upstreams.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
-import { ApiClient, createTestDatabase, dropTestDatabase } from '../helpers/server.js';
+import { ApiClient, createTestDatabase, dropTestDatabase, listenLocally } from '../helpers/server.js';
 import { signup } from '../helpers/users.js';
 
 /**
  * What `npm start` runs: the single-file bundle with package.json's node flags. The
  * packages it leaves outside and loads only when needed (pg, ioredis and the socket.io
- * Redis adapter, undici) must still be found and work.
+ * Redis adapter, undici, prom-client, OpenTelemetry) must still be found and work.
  */
 describe('the bundled server', () => {
   let bundle: { file: string; remove(): void };
@@ -39,6 +40,13 @@ describe('the bundled server', () => {
   });
 
   it('starts, signs up, answers a session, its docs and a provider through its lazily loaded packages', { timeout: 60_000 }, async () => {
+    // An OTLP collector that only notes what was posted where.
+    const exported: string[] = [];
+    const collector = createServer((request, response) => {
+      exported.push(request.url ?? '');
+      request.resume().on('end', () => response.end('{}'));
+    });
+    const collectorUrl = await listenLocally(collector);
     child = await ChildServer.start(
       bundle.file,
       {
@@ -47,6 +55,11 @@ describe('the bundled server', () => {
         REDIS_URL: redis.url,
         ...onlyOpenAI(model.url),
         ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+        ENABLE_METRICS: 'true',
+        METRICS_TOKEN: 'bundle-scrape',
+        ENABLE_OTEL: 'true',
+        ENABLE_OTEL_TRACES: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl,
       },
       packageJson.config.node_flags.split(' '),
     );
@@ -82,7 +95,15 @@ describe('the bundled server', () => {
       probe.disconnect();
     }
 
+    // prom-client, at start with ENABLE_METRICS.
+    const metrics = await api.get('/metrics', { token: 'bundle-scrape' });
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('parley_http_request_duration_seconds_count{method="GET",route="/api/models",status="200"} 1');
+
     expect(await child.stop()).toBe(0);
     child = undefined;
+    // OpenTelemetry's SDK and exporter, at start with ENABLE_OTEL: the spans were sent at the latest on stop.
+    collector.close();
+    expect(exported).toContain('/v1/traces');
   });
 });

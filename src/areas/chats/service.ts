@@ -299,6 +299,13 @@ export class ChatsService implements FolderChats {
     return chat;
   }
 
+  /** `ownHead` inside a transaction that will write the chat's meta: the row is held until it ends. */
+  private async lockedHead(trx: Db, user: UserRecord, id: string, refusal: Refusal): Promise<ChatHead> {
+    const chat = await this.store(trx).headById(id, user.id, { lock: true });
+    if (!chat) throw REFUSAL[refusal]();
+    return chat;
+  }
+
   /**
    * Inserts or merges one message into a chat's history and makes it current
    * (the chat's title follows `chat.title`); `touch` moves the chat to the top
@@ -398,7 +405,7 @@ export class ChatsService implements FolderChats {
   /** Replaces a chat's tags (generated tags); tags no chat uses any more are removed. */
   async setTags(owner: UserRecord, chatId: string, names: string[]): Promise<void> {
     await this.transaction(async (trx) => {
-      const chat = await this.store(trx).headById(chatId);
+      const chat = await this.store(trx).headById(chatId, undefined, { lock: true });
       if (!chat) return;
       const named = names.filter((n) => tagIdOf(n) !== 'none');
       const ids = [...new Set(named.map(tagIdOf))];
@@ -1018,10 +1025,12 @@ export class ChatsService implements FolderChats {
 
   /** `POST /chats/{id}/tags`: adds a tag (its id is the name, lower case, `_` for spaces; `None` is refused). */
   async addTag(user: UserRecord, id: string, name: string): Promise<TagRecord[]> {
-    const chat = await this.ownHead(user, id, 'failed');
+    await this.ownHead(user, id, 'failed');
     const tagId = tagIdOf(name);
     if (tagId === 'none') throw badRequest(ERROR.DEFAULT("Tag name cannot be 'None'"));
-    return this.core.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
+      // Read again under the row's lock: tags added at once (here or on another instance) all stay.
+      const chat = await this.lockedHead(trx, user, id, 'failed');
       let tags = tagsOfMeta(chat.meta);
       if (!tags.includes(tagId)) {
         tags = [...tags, tagId];
@@ -1035,9 +1044,10 @@ export class ChatsService implements FolderChats {
 
   /** `DELETE /chats/{id}/tags`: removes a tag from the chat, and the tag itself once no chat carries it. */
   async removeTag(user: UserRecord, id: string, name: string): Promise<TagRecord[]> {
-    const chat = await this.ownHead(user, id, 'notFound');
+    await this.ownHead(user, id, 'notFound');
     const tagId = tagIdOf(name);
-    return this.core.db.transaction().execute(async (trx) => {
+    return this.transaction(async (trx) => {
+      const chat = await this.lockedHead(trx, user, id, 'notFound');
       const tags = tagsOfMeta(chat.meta).filter((t) => t !== tagId);
       await this.writeTags(trx, chat, tags);
       await this.core.events.publish({ event: 'chat.tag_removed', actor: user, subjectId: id, subjectType: 'chat', data: { tag: name } }, trx);

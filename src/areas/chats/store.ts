@@ -250,9 +250,11 @@ export class ChatStore {
     return row ? toRecord(row) : null;
   }
 
-  async headById(id: string, userId?: string): Promise<ChatHead | null> {
+  /** A chat without its conversation; `lock` holds the row for the transaction on PostgreSQL, as `byId`. */
+  async headById(id: string, userId?: string, options: { lock?: boolean } = {}): Promise<ChatHead | null> {
     let query = this.db.selectFrom('chat').select(HEAD_COLUMNS).where('chat.id', '=', id);
     if (userId !== undefined) query = query.where('chat.user_id', '=', userId);
+    if (options.lock && this.dialect === 'postgres') query = query.forUpdate();
     const row = await query.executeTakeFirst();
     return row ? toHead(row) : null;
   }

@@ -433,6 +433,11 @@ export class FilesService {
     return this.record(user, received, upload.metadata);
   }
 
+  /** Files waiting for or in content extraction, over every instance (for the metrics). */
+  processingQueue(): Promise<{ pending: number; running: number }> {
+    return this.store().jobCounts();
+  }
+
   /** `GET /{id}/process/status`: the processing status (`pending` when none was recorded, as the reference). */
   async processStatus(user: UserRecord, id: string): Promise<{ status: string; error?: unknown }> {
     const file = await this.require(user, id);

@@ -143,6 +143,13 @@ export class FileStore {
     await this.db.updateTable('file_job').set({ lease_until: leaseUntil }).where('file_id', '=', fileId).where('status', '=', 'running').execute();
   }
 
+  /** Jobs by status (for the metrics' processing queue). */
+  async jobCounts(): Promise<{ pending: number; running: number }> {
+    const rows = await this.db.selectFrom('file_job').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute();
+    const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
+    return { pending: count('pending'), running: count('running') };
+  }
+
   async finishJob(fileId: string): Promise<void> {
     await this.db.deleteFrom('file_job').where('file_id', '=', fileId).execute();
   }

@@ -100,6 +100,17 @@ export class ModelsService {
     private readonly users: UsersService,
   ) {
     this.imagePolicy = profileImagePolicy(core.env.raw);
+    // Another instance changed workspace models or connections: its settings are read first, so
+    // the provider lists fetched again use the new connections.
+    core.changes.onRemote('models', () => {
+      void core.settings
+        .reload()
+        .catch(() => undefined)
+        .then(() => {
+          upstream.catalog.invalidate();
+          this.localVersion++;
+        });
+    });
     access.registerPreviewCatalog('models', { resourceType: RESOURCE, list: (db) => new ModelStore(db).activeNames() });
   }
 
@@ -112,9 +123,10 @@ export class ModelsService {
     this.pipes = source;
   }
 
-  /** Forget the merged list (after a write here, or a change of connections). */
+  /** Forget the merged list (after a committed write here, or a change of connections), here and on every instance. */
   changed(): void {
     this.localVersion++;
+    this.core.changes.announce('models');
   }
 
   byId(id: string, db?: Db): Promise<ModelRecord | null> {

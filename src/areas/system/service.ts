@@ -1,3 +1,4 @@
+import type { PythonHost } from '../../core/python/host.js';
 import { sql } from 'kysely';
 import type { AccessService } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
@@ -69,6 +70,7 @@ export interface SystemServices {
   oauth: OAuthService;
   access: AccessService;
   realtime: Realtime;
+  python: PythonHost;
 }
 
 /**
@@ -76,6 +78,9 @@ export interface SystemServices {
  * advertised as off, whatever their setting says, so the web app shows no
  * control that would call a missing route. A key leaves this list when its area lands.
  */
+/** How long the readiness check waits for Redis to answer PING. */
+const READINESS_REDIS_TIMEOUT_MS = 2_000;
+
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
   'enable_user_webhooks', // the answer notification to the user's webhook
@@ -115,12 +120,21 @@ export class SystemService {
     await sql`SELECT 1`.execute(this.core.db);
   }
 
+  /**
+   * `/ready`: 503 with the reason while this instance cannot serve (the reference's check of the
+   * database and Redis, plus the plugin host). `/health` stays a liveness answer that costs nothing.
+   */
   async readiness(): Promise<{ status: true }> {
     try {
       await this.pingDatabase();
     } catch (error) {
       this.core.log.warn({ err: error }, 'readiness check: database ping failed');
       throw new HttpError(503, 'Database not ready');
+    }
+    const trouble = (await this.core.changes.redisTrouble(READINESS_REDIS_TIMEOUT_MS)) ?? this.services.python.trouble();
+    if (trouble) {
+      this.core.log.warn({ reason: trouble }, 'readiness check failed');
+      throw new HttpError(503, trouble);
     }
     return { status: true };
   }

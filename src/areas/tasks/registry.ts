@@ -50,6 +50,11 @@ export class TaskRegistry {
     this.channel = `${options.keyPrefix}:tasks:commands`;
   }
 
+  /** Tasks running in this instance (for the metrics). */
+  get running(): number {
+    return this.tasks.size;
+  }
+
   /** Connects to Redis and listens for stop commands from other instances. */
   async start(): Promise<void> {
     if (!this.options.redisUrl) return;

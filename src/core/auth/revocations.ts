@@ -28,6 +28,9 @@ export class RevokedTokens {
     });
   }
 
+  /** A reload of the list that has not begun reading yet: requests arriving meanwhile share it. */
+  private nextLoad: Promise<void> | null = null;
+
   has(jti: string): boolean {
     return this.revoked.has(jti);
   }
@@ -39,6 +42,24 @@ export class RevokedTokens {
   endedWithUser(userId: string, issuedAt: number | undefined): boolean {
     const cutoff = this.cutoffs.get(userId);
     return cutoff !== undefined && (issuedAt === undefined || issuedAt <= cutoff);
+  }
+
+  /**
+   * Whether the list in memory may miss a sign-out made on another instance: Redis is configured
+   * but its notices are not heard. A session is then checked against the database (fail closed).
+   */
+  uncertain(): boolean {
+    return this.changes.deaf;
+  }
+
+  /** When `uncertain`: reads the list again, with every revocation committed before this call. */
+  async refresh(): Promise<void> {
+    if (!this.uncertain()) return;
+    this.nextLoad ??= Promise.resolve().then(() => {
+      this.nextLoad = null;
+      return this.load();
+    });
+    await this.nextLoad;
   }
 
   /** Reads the tokens that are revoked and not yet expired (the others are rejected anyway). */

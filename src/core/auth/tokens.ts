@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import type { Clock } from '../clock.js';
+import type { RevokedTokens } from './revocations.js';
 
 /** `JWT_EXPIRES_IN` syntax of the reference: '4w', '1h30m', '500ms'; '-1' or '0' means no expiry. */
 export function parseDuration(duration: string): number | null {
@@ -31,7 +32,7 @@ export class TokenService {
   constructor(
     secret: string,
     private readonly clock: Clock,
-    private readonly revoked: { has(jti: string): boolean; endedWithUser(userId: string, issuedAt: number | undefined): boolean },
+    private readonly revoked: Pick<RevokedTokens, 'has' | 'endedWithUser' | 'uncertain' | 'refresh'>,
   ) {
     this.key = new TextEncoder().encode(secret);
   }
@@ -52,7 +53,11 @@ export class TokenService {
 
   /** Like `verify`, telling a signed-out session apart (the reference's answer differs for it). */
   async check(token: string): Promise<TokenCheck> {
-    return this.checkKnown(token) ?? this.judge(await this.checkSignature(token));
+    const known = this.checkKnown(token);
+    if (known) return known;
+    const claims = await this.checkSignature(token);
+    await this.revoked.refresh();
+    return this.judge(claims);
   }
 
   /**
@@ -61,7 +66,8 @@ export class TokenService {
    */
   checkKnown(token: string): TokenCheck | undefined {
     const known = this.verified.get(token);
-    if (!known) return undefined;
+    // Sign-outs elsewhere may be unheard (Redis away): `check` reads them from the database first.
+    if (!known || this.revoked.uncertain()) return undefined;
     if (known.exp !== undefined && known.exp <= this.clock.now()) {
       this.verified.delete(token);
       return { refused: 'invalid' };

@@ -15,11 +15,14 @@ import {
   type QueryId,
   type QueryResult,
   type RootOperationNode,
+  SqliteAdapter,
   SqliteDialect,
+  sql,
   type Transaction,
   type TransactionBuilder,
   type UnknownRow,
 } from 'kysely';
+import { PARLEY_VERSION } from '../../config/env.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './tables.js';
 
@@ -105,6 +108,10 @@ const SQLITE_CONNECTION_WAIT_MS = 10_000;
  * when the abandoned wait is finally served.
  */
 class GuardedSqliteDialect extends SqliteDialect {
+  override createAdapter(): SqliteAdapter {
+    return new LockingSqliteAdapter();
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     const acquireConnection = async (): Promise<DatabaseConnection> => {
@@ -129,6 +136,31 @@ class GuardedSqliteDialect extends SqliteDialect {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
+  }
+}
+
+/** How long a start-up waits for another process's migrations on the same SQLite file (in 5 s busy waits). */
+const SQLITE_MIGRATION_WAIT_ATTEMPTS = 120;
+
+/**
+ * Kysely takes no lock on SQLite (one connection per process is assumed); two processes starting
+ * on one file would both run the same migration. The migrations run in one `BEGIN IMMEDIATE`
+ * transaction instead: the second process waits for the first's write lock, then finds them done.
+ */
+class LockingSqliteAdapter extends SqliteAdapter {
+  override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await sql`BEGIN IMMEDIATE`.execute(db);
+        return;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= SQLITE_MIGRATION_WAIT_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`COMMIT`.execute(db);
   }
 }
 
@@ -275,12 +307,38 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
  * take turns instead of racing.
  */
 export async function migrate(db: Db): Promise<void> {
+  await refuseNewerSchema(db);
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
+    // A newer version may have migrated meanwhile: say so rather than Kysely's "corrupted migrations".
+    await refuseNewerSchema(db);
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
   }
+}
+
+/**
+ * A database migrated by a newer Parley has migrations this version does not know: its code may
+ * not read the new schema right, nor must it run against it, so the start stops with a clear reason
+ * (docs/deployment.md § Upgrades). An older database, or a fresh one, passes.
+ */
+export async function refuseNewerSchema(db: Db): Promise<void> {
+  let applied: string[];
+  try {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
+    applied = rows.map((row) => row.name);
+  } catch {
+    return; // no migration table yet: a fresh database
+  }
+  const known = new Set(Object.keys(await migrationProvider.getMigrations()));
+  const unknown = applied.filter((name) => !known.has(name)).sort();
+  if (unknown.length === 0) return;
+  throw new Error(
+    `The database schema is newer than this Parley: it has migration${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}, ` +
+      `which this version (${PARLEY_VERSION}) does not know. A newer Parley upgraded it; run that version (or newer), ` +
+      'or restore a backup taken before the upgrade. Nothing was changed.',
+  );
 }
 
 /**

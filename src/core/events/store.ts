@@ -316,6 +316,18 @@ export class EventsStore {
     await this.db.deleteFrom('event_delivery').where('id', 'in', ids).where('lease_owner', '=', owner).execute();
   }
 
+  /** Deliveries still to send and given up, over every webhook (for the metrics). */
+  async deliveryCounts(): Promise<{ pending: number; failed: number }> {
+    const rows = await this.db
+      .selectFrom('event_delivery')
+      .select(['status', (eb) => eb.fn.countAll().as('n')])
+      .where('status', 'in', ['pending', 'failed'])
+      .groupBy('status')
+      .execute();
+    const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
+    return { pending: count('pending'), failed: count('failed') };
+  }
+
   async deliveries(webhookId: string, offset: number, limit: number): Promise<{ items: DeliveryRecord[]; total: number }> {
     const [items, total] = await Promise.all([
       this.db

@@ -11,7 +11,15 @@ import { registerDocs } from './docs.js';
 import { HttpError, openAIError } from './errors.js';
 import { BodyReader, BodyRefused, dropRestOfBody, nestsDeeperThan, readRequestLimits, type RequestLimits } from './limits.js';
 import { lazyRequestLogger } from './request-logger.js';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from '../observability/request-id.js';
 import { clippedDetails, schemaCompiler, validationDetails, type ValidationDetail } from './validation.js';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request's id (`X-Request-ID`), set before Fastify sees the request. */
+    parleyRequestId?: string;
+  }
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -38,6 +46,8 @@ export interface HttpServerOptions {
   limits?: RequestLimits;
   /** FILE_MAX_SIZE in MB, read at each upload; null (the default): no limit. */
   uploadLimitMb?: () => number | null;
+  /** Carries the request id into every log line written while a request is handled (`request-id.ts`); default true. */
+  requestContext?: boolean;
   /** Serves the web frontend for GET (and so HEAD) requests no route matched; returns false when it has nothing. */
   fallback?: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 }
@@ -72,6 +82,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
   const cors = corsHandler(options.corsAllowOrigin);
   const limits = options.limits ?? readRequestLimits({});
   const bodies = new BodyReader(limits, options.uploadLimitMb ?? (() => null));
+  const requestContext = options.requestContext ?? true;
   const app = Fastify({
     // HEAD is answered by the GET route, as Starlette adds HEAD to every GET route: the request is
     // routed as GET and Node leaves the body out (the response was made for a HEAD request). One
@@ -90,9 +101,15 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
         (request, response) => {
           const socket = request.socket;
           if (awaitingFirstRequest.delete(socket)) socket.setTimeout(0);
+          // Every answer names its request (errors included), and every line logged while it is
+          // handled carries the same id (`requestIdMixin`), services' lines too (LOG_REQUEST_CONTEXT).
+          const id = requestIdOf(request.headers[REQUEST_ID_HEADER]);
+          request.parleyRequestId = id;
+          response.setHeader(REQUEST_ID_HEADER, id);
           if (cors(request, response)) return;
           if (request.method === 'HEAD') request.method = 'GET';
-          handler(request, response);
+          if (requestContext) withRequestId(id, () => handler(request, response));
+          else handler(request, response);
         },
       );
       server.maxConnections = limits.maxConnections;
@@ -107,7 +124,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<App>
     },
     loggerInstance: options.logger,
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyRequestLogger,
+    genReqId: (request) => request.parleyRequestId ?? requestIdOf(undefined),
+    // With the request context, the id comes from the logger's mixin (`requestIdMixin`), not from a binding.
+    childLoggerFactory: requestContext
+      ? (parent, { reqId: _reqId, ...bindings }, childOptions) => lazyRequestLogger(parent, bindings, childOptions)
+      : lazyRequestLogger,
     // Bodies are read by `BodyReader` under their route class's limit; this is only a backstop.
     bodyLimit: Math.max(...Object.values(limits.body)),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 1000 },

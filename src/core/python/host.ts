@@ -491,6 +491,11 @@ export class PythonHost {
     return this.pool.stats();
   }
 
+  /** Why plugins cannot run now (the last worker failed to start and none has since), or null. */
+  trouble(): string | null {
+    return this.enabled && this.pool.startFailure ? `Plugin host not ready: ${this.pool.startFailure}` : null;
+  }
+
   /** Pids of the live workers (tests check that none outlive `close`). */
   workerPids(): number[] {
     const pids: number[] = [];

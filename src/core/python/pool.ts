@@ -39,6 +39,8 @@ export class WorkerPool {
   /** The user whose request each busy or starting worker serves. */
   private readonly servedUser = new Map<PythonWorker, string>();
   private closed = false;
+  /** Why the last worker failed to start, until one starts again (the readiness check reports it). */
+  startFailure: string | null = null;
 
   constructor(
     private readonly start: (key: string) => PythonWorker,
@@ -149,6 +151,7 @@ export class WorkerPool {
       worker = this.start(waiter.key);
     } catch (error) {
       // No private folder or sandbox for it: this request fails, the others may still be served.
+      this.startFailure = (error as Error).message;
       waiter.reject(error as Error);
       return;
     }
@@ -158,12 +161,14 @@ export class WorkerPool {
     worker.ready.then(
       (ready) => {
         this.log.debug({ worker: ready.pid, python: ready.python, pydantic: ready.pydantic }, 'python worker ready');
+        this.startFailure = null;
         waiter.resolve(worker);
       },
       (error: Error) => {
         // Whoever asked for this worker learns why there is none; the next in line tries again.
         this.workers.delete(worker);
         this.finish(worker);
+        this.startFailure = error.message;
         waiter.reject(error);
         this.dispatch();
       },
