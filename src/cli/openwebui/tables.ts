@@ -1,0 +1,587 @@
+import { createHash } from 'node:crypto';
+import type { UserRecord } from '../../core/auth/user.js';
+import type { Db, DialectName } from '../../core/db/database.js';
+import type { Database } from '../../core/db/tables.js';
+import { type ApiKeyRecord, AuthStore, type Credential } from '../../areas/auths/store.js';
+import { currentMessageIdOf, type Json, messagesOf } from '../../areas/chats/history.js';
+import type { ChatsService } from '../../areas/chats/service.js';
+import { ChatStore, type ChatRecord, type SharedChatRecord } from '../../areas/chats/store.js';
+import { FeedbackStore, type FeedbackRecord } from '../../areas/evaluations/store.js';
+import { FolderStore, type FolderRecord } from '../../areas/folders/store.js';
+import { FunctionStore, type FunctionRecord } from '../../areas/functions/store.js';
+import { GroupStore, type GroupMemberRecord, type GroupRecord } from '../../areas/groups/store.js';
+import { MemoryStore, type MemoryRecord } from '../../areas/memories/store.js';
+import { ModelStore, type ModelRecord } from '../../areas/models/store.js';
+import { NoteStore, type NoteRecord } from '../../areas/notes/store.js';
+import { PromptStore, type PromptRecord } from '../../areas/prompts/store.js';
+import { ToolStore, type ToolRecord } from '../../areas/tools/store.js';
+import { UserStore } from '../../areas/users/store.js';
+import type { SourceRow } from './source.js';
+
+/** What the tables' conversions share during one run. */
+export interface ImportContext {
+  db: Db;
+  dialect: DialectName;
+  chats: ChatsService;
+  now: number;
+  /** Users of the source that exist in Parley (imported now or before). */
+  userIds: Set<string>;
+  /** Tag display names by `user_id\ntag id`, read from the source's tag table. */
+  tagNames: Map<string, string>;
+  /** Columns of the source table being read. */
+  columns: Set<string>;
+}
+
+export interface Refused {
+  id: string;
+  reason: string;
+}
+
+/** A row that cannot be carried over, and why (reported, never dropped silently). */
+export class Unconvertible extends Error {}
+
+/** One Open WebUI table and how its rows become Parley's. */
+export interface TableImport<T extends { id: string } = { id: string }> {
+  /** The source table (also the progress line's name). */
+  source: string;
+  /** The Parley table holding the converted rows, by id. */
+  target: keyof Database & string;
+  /** The target's id column when not `id`. */
+  targetId?: string;
+  /** The source's key to page by. */
+  key?: string;
+  /** Rows of the source that belong to this import (default: all). */
+  accepts?(row: SourceRow, ctx: ImportContext): boolean;
+  convert(row: SourceRow, ctx: ImportContext): T;
+  /** Writes new records (none of them present yet); returns those it could not write, and why. */
+  write(records: T[], ctx: ImportContext): Promise<void | Refused[]>;
+  /** Messages in a converted record (the bench's rate). */
+  messages?(record: T): number;
+}
+
+// ---- reading source values ------------------------------------------------
+
+/** A JSON column: text on SQLite, already parsed on PostgreSQL. */
+export function json<T = Json>(value: unknown, fallback: T): T {
+  if (value === null || value === undefined) return fallback;
+  if (typeof value !== 'string') return value as T;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    return (parsed ?? fallback) as T;
+  } catch {
+    throw new Unconvertible(`invalid JSON: ${value.slice(0, 60)}`);
+  }
+}
+
+const object = (value: unknown): Record<string, unknown> | null => {
+  const parsed = json<unknown>(value, null);
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+};
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+function required(row: SourceRow, column: string): string {
+  const value = row[column];
+  if (value === null || value === undefined || value === '') throw new Unconvertible(`no ${column}`);
+  return String(value);
+}
+
+/** Epoch seconds; older tables hold datetimes in some columns (folder before 4ace53fd72c8). */
+function seconds(value: unknown, fallback: number): number {
+  if (value === null || value === undefined || value === '') return fallback;
+  if (typeof value === 'number' || typeof value === 'bigint') return Number(value);
+  if (value instanceof Date) return Math.floor(value.getTime() / 1000);
+  const number = Number(value);
+  if (Number.isFinite(number)) return number;
+  const parsed = Date.parse(String(value));
+  return Number.isFinite(parsed) ? Math.floor(parsed / 1000) : fallback;
+}
+
+const flag = (value: unknown, fallback = false): boolean => (value === null || value === undefined ? fallback : value === true || value === 1 || value === '1' || value === 't');
+
+function owner(row: SourceRow, ctx: ImportContext, column = 'user_id'): string {
+  const id = required(row, column);
+  if (!ctx.userIds.has(id)) throw new Unconvertible(`its user ${id} is not in the import`);
+  return id;
+}
+
+/** A stable id for rows that had none in older versions, so a second run finds them again. */
+const derivedId = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
+
+// ---- the tables, in the order they are written ----------------------------
+
+const users: TableImport<UserRecord> = {
+  source: 'user',
+  target: 'user',
+  convert(row, ctx) {
+    const id = required(row, 'id');
+    const email = required(row, 'email').toLowerCase();
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id,
+      email,
+      username: text(row.username),
+      role: text(row.role) ?? 'pending',
+      name: text(row.name) ?? email,
+      profile_image_url: text(row.profile_image_url) || `/api/v1/users/${id}/profile/image`,
+      profile_banner_image_url: text(row.profile_banner_image_url),
+      bio: text(row.bio),
+      gender: text(row.gender),
+      date_of_birth: row.date_of_birth instanceof Date ? row.date_of_birth.toISOString().slice(0, 10) : text(row.date_of_birth),
+      timezone: text(row.timezone),
+      presence_state: text(row.presence_state),
+      status_emoji: text(row.status_emoji),
+      status_message: text(row.status_message),
+      status_expires_at: row.status_expires_at == null ? null : seconds(row.status_expires_at, 0),
+      info: object(row.info),
+      variables: {},
+      settings: object(row.settings),
+      oauth: object(row.oauth) ?? (row.oauth_sub ? { oidc: { sub: String(row.oauth_sub) } } : null),
+      scim: object(row.scim),
+      last_active_at: seconds(row.last_active_at, created),
+      updated_at: seconds(row.updated_at, created),
+      created_at: created,
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const user of records) await new UserStore(trx).insert(user);
+    });
+    for (const user of records) ctx.userIds.add(user.id);
+  },
+};
+
+const credentials: TableImport<Credential> = {
+  source: 'auth',
+  target: 'auth',
+  convert(row, ctx) {
+    const id = owner(row, ctx, 'id');
+    const password = text(row.password) ?? '';
+    if (password && !/^\$(2[aby]?|argon2(id|i|d))\$/.test(password)) throw new Unconvertible('its password hash is neither bcrypt nor argon2');
+    return { id, email: required(row, 'email').toLowerCase(), password, active: flag(row.active, true) };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const credential of records) await new AuthStore(trx).insertCredential(credential);
+    });
+  },
+};
+
+
+const writeApiKeys = async (records: ApiKeyRecord[], ctx: ImportContext) => {
+  await ctx.db.transaction().execute(async (trx) => {
+    for (const key of records) await new AuthStore(trx).insertApiKey(key);
+  });
+};
+
+/** 0.6.36 and later: the api_key table. */
+const apiKeys: TableImport<ApiKeyRecord> = {
+  source: 'api_key',
+  target: 'api_key',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: owner(row, ctx),
+      key: required(row, 'key'),
+      data: row.data == null ? null : JSON.stringify(json(row.data, null)),
+      expires_at: row.expires_at == null ? null : seconds(row.expires_at, 0),
+      last_used_at: row.last_used_at == null ? null : seconds(row.last_used_at, 0),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  write: writeApiKeys,
+};
+
+/** Before 0.6.36: a user's key was a column of the user table (id `key_<user id>`, as the reference's migration names it). */
+const legacyApiKeys: TableImport<ApiKeyRecord> = {
+  source: 'user',
+  target: 'api_key',
+  accepts: (row) => typeof row.api_key === 'string' && row.api_key !== '',
+  convert(row, ctx) {
+    const userId = owner(row, ctx, 'id');
+    const now = seconds(row.updated_at, ctx.now);
+    return { id: `key_${userId}`, user_id: userId, key: String(row.api_key), data: null, expires_at: null, last_used_at: null, created_at: now, updated_at: now };
+  },
+  write: writeApiKeys,
+};
+
+const groups: TableImport<GroupRecord & { legacyMembers: string[] }> = {
+  source: 'group',
+  target: 'group',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: required(row, 'user_id'),
+      name: required(row, 'name'),
+      description: text(row.description) ?? '',
+      data: object(row.data),
+      meta: object(row.meta),
+      permissions: object(row.permissions),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+      // Before 0.6.36 members were a JSON list in the group row.
+      legacyMembers: json<unknown[]>(row.user_ids, []).filter((id): id is string => typeof id === 'string' && ctx.userIds.has(id)),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      const store = new GroupStore(trx);
+      for (const { legacyMembers, ...group } of records) {
+        await store.insert(group);
+        if (legacyMembers.length > 0) await store.addMembers(group.id, legacyMembers, group.updated_at);
+      }
+    });
+  },
+};
+
+const groupMembers: TableImport<GroupMemberRecord> = {
+  source: 'group_member',
+  target: 'group_member',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return { id: required(row, 'id'), group_id: required(row, 'group_id'), user_id: owner(row, ctx), created_at: created, updated_at: seconds(row.updated_at, created) };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      const store = new GroupStore(trx);
+      for (const member of records) await store.insertMember(member);
+    });
+  },
+};
+
+const folders: TableImport<FolderRecord> = {
+  source: 'folder',
+  target: 'folder',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      parent_id: text(row.parent_id),
+      user_id: owner(row, ctx),
+      name: required(row, 'name'),
+      items: json(row.items, null),
+      meta: json(row.meta, null),
+      data: json(row.data, null),
+      is_expanded: flag(row.is_expanded),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const folder of records) await new FolderStore(trx).insert(folder);
+    });
+  },
+};
+
+/** Before 0.8.12, a shared chat was a copy in the chat table owned by `shared-<chat id>`, with the share id as its id. */
+const isShareCopy = (row: SourceRow) => typeof row.user_id === 'string' && row.user_id.startsWith('shared-');
+
+const chats: TableImport<ChatRecord & { tags: { id: string; name: string }[] }> = {
+  source: 'chat',
+  target: 'chat',
+  accepts: (row) => !isShareCopy(row),
+  convert(row, ctx) {
+    const userId = owner(row, ctx);
+    const chat = object(row.chat);
+    if (!chat) throw new Unconvertible('its chat is not a JSON object');
+    const meta = object(row.meta) ?? {};
+    const tagIds = Array.isArray(meta.tags) ? meta.tags.filter((t): t is string => typeof t === 'string') : [];
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: userId,
+      title: text(row.title) ?? (typeof chat.title === 'string' ? chat.title : 'New Chat'),
+      chat: chat as Json,
+      folder_id: text(row.folder_id),
+      share_id: text(row.share_id),
+      archived: flag(row.archived),
+      pinned: flag(row.pinned),
+      meta: { ...meta, tags: tagIds } as Json,
+      variables: object(row.variables) ?? {},
+      tasks: Array.isArray(json<unknown>(row.tasks, null)) ? json<unknown[]>(row.tasks, []) : null,
+      summary: text(row.summary),
+      current_message_id: text(row.current_message_id) ?? currentMessageIdOf(chat as Json),
+      last_read_at: row.last_read_at == null ? null : seconds(row.last_read_at, 0),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+      tags: tagIds.map((id) => ({ id, name: ctx.tagNames.get(`${userId}\n${id}`) ?? id })),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.chats.restore(
+      records.map(({ tags: _tags, ...chat }) => chat),
+      records.map((r) => r.tags),
+    );
+  },
+  messages: (record) => Object.keys(messagesOf(record.chat)).length,
+};
+
+const writeShares = async (records: SharedChatRecord[], ctx: ImportContext) => {
+  await ctx.db.transaction().execute(async (trx) => {
+    for (const share of records) await new ChatStore(trx, ctx.dialect).insertShare(share);
+  });
+};
+
+/** 0.8.12 and later: the shared_chat table. */
+const shares: TableImport<SharedChatRecord> = {
+  source: 'shared_chat',
+  target: 'shared_chat',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    const chat = object(row.chat);
+    if (!chat) throw new Unconvertible('its chat is not a JSON object');
+    return { id: required(row, 'id'), chat_id: required(row, 'chat_id'), user_id: owner(row, ctx), title: text(row.title) ?? '', chat: chat as Json, created_at: created, updated_at: seconds(row.updated_at, created) };
+  },
+  write: writeShares,
+};
+
+const legacyShares: TableImport<SharedChatRecord & { ownerId: string }> = {
+  source: 'chat',
+  target: 'shared_chat',
+  accepts: isShareCopy,
+  convert(row, ctx) {
+    const chatId = String(row.user_id).slice('shared-'.length);
+    const created = seconds(row.created_at, ctx.now);
+    const chat = object(row.chat);
+    if (!chat) throw new Unconvertible('its chat is not a JSON object');
+    return { id: required(row, 'id'), chat_id: chatId, user_id: '', ownerId: chatId, title: text(row.title) ?? '', chat: chat as Json, created_at: created, updated_at: seconds(row.updated_at, created) };
+  },
+  async write(records, ctx) {
+    // The owner is the shared chat's: found among the chats imported before.
+    const owners = new Map(
+      (await ctx.db.selectFrom('chat').select(['id', 'user_id']).where('id', 'in', records.map((r) => r.ownerId)).execute()).map((r) => [r.id, r.user_id]),
+    );
+    const known = records.filter((r) => owners.has(r.ownerId));
+    await writeShares(known.map(({ ownerId, ...share }) => ({ ...share, user_id: owners.get(ownerId)! })), ctx);
+    return records.filter((r) => !owners.has(r.ownerId)).map((r) => ({ id: r.id, reason: `a share of chat ${r.ownerId}, which is not in the import` }));
+  },
+};
+
+const models: TableImport<ModelRecord> = {
+  source: 'model',
+  target: 'model',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: required(row, 'user_id'),
+      base_model_id: text(row.base_model_id),
+      name: text(row.name) ?? String(row.id),
+      params: object(row.params) ?? {},
+      meta: object(row.meta) ?? {},
+      is_active: flag(row.is_active, true),
+      updated_at: seconds(row.updated_at, created),
+      created_at: created,
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const model of records) await new ModelStore(trx).insert(model);
+    });
+  },
+};
+
+/** ToolMeta keeps exactly its three keys. */
+const toolMeta = (meta: Record<string, unknown>): ToolRecord['meta'] => ({
+  description: typeof meta.description === 'string' ? meta.description : null,
+  manifest: object(meta.manifest),
+  has_user_valves: meta.has_user_valves === true,
+});
+
+const tools: TableImport<ToolRecord> = {
+  source: 'tool',
+  target: 'tool',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: required(row, 'user_id'),
+      name: text(row.name) ?? String(row.id),
+      content: text(row.content) ?? '',
+      specs: json<Json[]>(row.specs, []),
+      meta: toolMeta(object(row.meta) ?? {}),
+      valves: json(row.valves, null),
+      updated_at: seconds(row.updated_at, created),
+      created_at: created,
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      const store = new ToolStore(trx);
+      for (const { valves, ...tool } of records) {
+        await store.insert(tool);
+        if (valves !== null) await store.setValves(tool.id, valves, tool.updated_at);
+      }
+    });
+  },
+};
+
+const FUNCTION_TYPES = new Set(['pipe', 'filter', 'action']);
+
+const functions: TableImport<FunctionRecord> = {
+  source: 'function',
+  target: 'function',
+  convert(row, ctx) {
+    const type = required(row, 'type');
+    if (!FUNCTION_TYPES.has(type)) throw new Unconvertible(`unknown function type ${type}`);
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: required(row, 'user_id'),
+      name: text(row.name) ?? String(row.id),
+      type: type as FunctionRecord['type'],
+      content: text(row.content) ?? '',
+      meta: (object(row.meta) ?? {}) as Json,
+      valves: json(row.valves, null),
+      // Read from the source when the function is first loaded.
+      traits: null,
+      is_active: flag(row.is_active),
+      is_global: flag(row.is_global),
+      updated_at: seconds(row.updated_at, created),
+      created_at: created,
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const fn of records) await new FunctionStore(trx).insert(fn);
+    });
+  },
+};
+
+const prompts: TableImport<PromptRecord> = {
+  source: 'prompt',
+  target: 'prompt',
+  key: 'command',
+  convert(row, ctx) {
+    const command = required(row, 'command');
+    const created = seconds(row.created_at ?? row.timestamp, ctx.now);
+    return {
+      // Before 0.7.2 the command was the key; the id is derived from it so a second run finds it.
+      id: text(row.id) ?? derivedId('prompt', command),
+      command,
+      user_id: required(row, 'user_id'),
+      name: text(row.name) ?? text(row.title) ?? command,
+      content: text(row.content) ?? '',
+      data: (object(row.data) ?? {}) as Json,
+      meta: (object(row.meta) ?? {}) as Json,
+      tags: json<(string | null)[]>(row.tags, []),
+      is_active: flag(row.is_active, true),
+      version_id: text(row.version_id),
+      created_at: created,
+      updated_at: seconds(row.updated_at ?? row.timestamp, created),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const prompt of records) await new PromptStore(trx).insert(prompt);
+    });
+  },
+};
+
+const notes: TableImport<NoteRecord> = {
+  source: 'note',
+  target: 'note',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: owner(row, ctx),
+      title: text(row.title) ?? '',
+      data: json(row.data, null),
+      meta: json(row.meta, null),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const note of records) await new NoteStore(trx).insert(note);
+    });
+  },
+};
+
+const memories: TableImport<MemoryRecord> = {
+  source: 'memory',
+  target: 'memory',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: owner(row, ctx),
+      type: row.type === 'user' ? 'user' : 'context',
+      path: text(row.path),
+      content: text(row.content) ?? '',
+      meta: json(row.meta, null),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const memory of records) await new MemoryStore(trx).insert(memory);
+    });
+  },
+};
+
+const feedback: TableImport<FeedbackRecord> = {
+  source: 'feedback',
+  target: 'feedback',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: owner(row, ctx),
+      version: Number(row.version ?? 0),
+      type: text(row.type) ?? 'rating',
+      data: json(row.data, null),
+      meta: json(row.meta, null),
+      snapshot: json(row.snapshot, null),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const item of records) await new FeedbackStore(trx, ctx.dialect).insert(item);
+    });
+  },
+};
+
+/** Every table this importer carries over, in the order they are written (owners before what they own). */
+export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
+  users,
+  credentials,
+  apiKeys,
+  legacyApiKeys,
+  groups,
+  groupMembers,
+  folders,
+  chats,
+  shares,
+  legacyShares,
+  models,
+  tools,
+  functions,
+  prompts,
+  notes,
+  memories,
+  feedback,
+] as unknown as TableImport<{ id: string }>[];
+
+/**
+ * Tables of the source this version of the importer does not carry over: their rows
+ * are counted and reported in every run (dry or not), never passed over in silence.
+ */
+export const NOT_CARRIED_OVER: Record<string, string> = {
+  file: 'files are not carried over yet (upload them again)',
+  knowledge: 'knowledge bases are not carried over yet',
+  knowledge_file: 'knowledge bases are not carried over yet',
+  channel: 'channels are not carried over yet',
+  message: 'channel messages are not carried over yet',
+  config: 'settings and connections are not carried over yet (set them in Admin Settings)',
+  access_grant: 'sharing grants are not carried over yet (resources stay private to their owners)',
+};
