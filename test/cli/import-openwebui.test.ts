@@ -1,0 +1,255 @@
+import argon2 from 'argon2';
+import bcrypt from 'bcrypt';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCommand } from '../../src/cli/main.js';
+import { importOpenWebui } from '../../src/cli/openwebui/import.js';
+import { openSource } from '../../src/cli/openwebui/source.js';
+import type { Parley } from '../../src/app.js';
+import { chatJson, createOpenWebuiDatabase, type OpenWebuiFixture, type SchemaVersion } from '../helpers/openwebui.js';
+import { dialect, withServer, type ApiClient } from '../helpers/server.js';
+
+const T = 1_700_000_000;
+const ADMIN_PASSWORD = 'Old-admin-1!';
+const ALICE_PASSWORD = 'Old-alice-1!';
+
+/** An argon2 hash as Python's argon2-cffi writes it (its parameters in the order m, t, p). */
+async function pythonArgon2(password: string): Promise<string> {
+  return (await argon2.hash(password)).replace(/m=(\d+),p=(\d+),t=(\d+)/, 'm=$1,t=$3,p=$2');
+}
+
+/** An Open WebUI 0.10.2 install: two users, their chats, workspace and a few rows that cannot be carried over. */
+async function fill0102(source: OpenWebuiFixture): Promise<void> {
+  await source.insert('user', [
+    { id: 'u-admin', email: 'Admin@Example.com', role: 'admin', name: 'Old Admin', profile_image_url: '', settings: { ui: { theme: 'dark' } }, last_active_at: T, updated_at: T, created_at: T },
+    { id: 'u-alice', email: 'alice@example.com', role: 'user', name: 'Alice', profile_image_url: '', bio: 'hello', last_active_at: T, updated_at: T, created_at: T + 1 },
+    { id: 'u-noemail', email: null, role: 'user', name: 'Nobody', last_active_at: T, updated_at: T, created_at: T },
+  ]);
+  await source.insert('auth', [
+    { id: 'u-admin', email: 'Admin@Example.com', password: await bcrypt.hash(ADMIN_PASSWORD, 4), active: true },
+    { id: 'u-alice', email: 'alice@example.com', password: await pythonArgon2(ALICE_PASSWORD), active: true },
+    { id: 'u-ghost', email: 'ghost@example.com', password: await bcrypt.hash('x', 4), active: true },
+  ]);
+  await source.insert('api_key', { id: 'key_u-alice', user_id: 'u-alice', key: 'sk-0123456789abcdef0123456789abcdef', created_at: T, updated_at: T });
+  await source.insert('group', { id: 'g-team', user_id: 'u-admin', name: 'Team', description: 'the team', permissions: { workspace: { models: true }, features: { api_keys: true } }, created_at: T, updated_at: T });
+  await source.insert('group_member', { id: 'gm-1', group_id: 'g-team', user_id: 'u-alice', created_at: T, updated_at: T });
+  await source.insert('folder', { id: 'f-work', user_id: 'u-alice', name: 'Work', is_expanded: true, created_at: T, updated_at: T });
+  await source.insert('tag', { id: 'project_x', name: 'Project X', user_id: 'u-alice' });
+  await source.insert('chat', [
+    { id: 'c-1', user_id: 'u-alice', title: 'Planning', chat: { ...chatJson('c-1', 'Planning', 3), id: 'c-1' }, created_at: T, updated_at: T + 10, archived: false, pinned: true, meta: { tags: ['project_x'] }, folder_id: 'f-work', share_id: 's-1' },
+    { id: 'c-2', user_id: 'u-admin', title: 'Admin chat', chat: { ...chatJson('c-2', 'Admin chat', 1), id: 'c-2' }, created_at: T, updated_at: T, archived: true, meta: {} },
+    { id: 'c-orphan', user_id: 'u-missing', title: 'Orphan', chat: chatJson('c-orphan', 'Orphan', 1), created_at: T, updated_at: T, meta: {} },
+  ]);
+  await source.insert('shared_chat', { id: 's-1', chat_id: 'c-1', user_id: 'u-alice', title: 'Planning', chat: chatJson('c-1', 'Planning', 3), created_at: T, updated_at: T });
+  await source.insert('model', { id: 'helper', user_id: 'u-admin', base_model_id: 'gpt-test', name: 'Helper', params: { system: 'Be brief.' }, meta: { description: 'brief' }, is_active: true, updated_at: T, created_at: T });
+  await source.insert('tool', {
+    id: 'calc',
+    user_id: 'u-admin',
+    name: 'Calculator',
+    content: 'class Tools:\n    def add(self, a: int, b: int) -> int:\n        """Adds."""\n        return a + b\n',
+    specs: [{ name: 'add', description: 'Adds.', parameters: { type: 'object', properties: {} } }],
+    meta: { description: 'adds', manifest: {} },
+    valves: { precision: 2 },
+    updated_at: T,
+    created_at: T,
+  });
+  await source.insert('function', [
+    { id: 'shout', user_id: 'u-admin', name: 'Shout', type: 'filter', content: 'class Filter:\n    pass\n', meta: { description: 'loud' }, valves: { level: 3 }, is_active: true, is_global: false, updated_at: T, created_at: T },
+    { id: 'weird', user_id: 'u-admin', name: 'Weird', type: 'gadget', content: '', meta: {}, is_active: false, is_global: false, updated_at: T, created_at: T },
+  ]);
+  await source.insert('prompt', { id: 'p-1', command: 'summarize', user_id: 'u-alice', name: 'Summarize', content: 'Summarize {{text}}', is_active: true, tags: [], created_at: T, updated_at: T });
+  await source.insert('note', { id: 'n-1', user_id: 'u-alice', title: 'Ideas', data: { content: { md: 'an idea' } }, meta: {}, created_at: T, updated_at: T });
+  await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
+  await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
+  await source.insert('knowledge', { id: 'k-1', user_id: 'u-alice', name: 'Docs', description: '', created_at: T, updated_at: T });
+}
+
+type Report = Awaited<ReturnType<typeof importOpenWebui>>;
+
+async function runImport(location: string, parley: Parley, options: { dryRun?: boolean } = {}): Promise<{ report: Report; lines: string[] }> {
+  const lines: string[] = [];
+  const source = await openSource(location);
+  try {
+    return { report: await importOpenWebui(source, parley, { ...options, log: (line) => lines.push(line) }), lines };
+  } finally {
+    await source.close();
+  }
+}
+
+const table = (report: Report, name: string, target = name) => report.tables.find((t) => t.table === name && t.target === target)!;
+
+async function signin(api: ApiClient, email: string, password: string) {
+  return api.post('/api/v1/auths/signin', { email, password });
+}
+
+/** Every row of the tables an import writes, for "a second run changes nothing". */
+async function snapshot(parley: Parley) {
+  const db = parley.core.db;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback'] as const;
+  const rows: Record<string, unknown[]> = {};
+  for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
+  return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
+}
+
+describe('parley import-openwebui', () => {
+  const fixtures: OpenWebuiFixture[] = [];
+  const source = async (version: SchemaVersion, sourceDialect: 'sqlite' | 'postgres' = 'sqlite', revision?: string) => {
+    const fixture = await createOpenWebuiDatabase(version, sourceDialect, revision);
+    fixtures.push(fixture);
+    return fixture;
+  };
+  afterEach(async () => {
+    for (const fixture of fixtures.splice(0)) await fixture.remove();
+  });
+
+  const sourceDialects: ('sqlite' | 'postgres')[] = dialect === 'postgres' ? ['sqlite', 'postgres'] : ['sqlite'];
+
+  for (const sourceDialect of sourceDialects) {
+    it(`carries a 0.10.2 install (${sourceDialect}) over: old passwords sign in, chats open, the workspace is there; a second run changes nothing`, { timeout: 60_000 }, async () => {
+      const owui = await source('0.10.2', sourceDialect);
+      await fill0102(owui);
+      await withServer({ env: { ENABLE_API_KEYS: 'true' } }, async ({ api, parley }) => {
+        // A dry run counts and reports, and writes nothing.
+        const dry = await runImport(owui.location, parley, { dryRun: true });
+        expect(dry.report.version).toMatchObject({ version: '0.10.2', revision: '42e2978c7933' });
+        expect(table(dry.report, 'chat')).toMatchObject({ source: 3, written: 2 });
+        expect(dry.report.notCarriedOver).toEqual([expect.objectContaining({ table: 'knowledge', rows: 1 })]);
+        expect(dry.lines.some((line) => line.startsWith('chat: 3 rows, 2 to write'))).toBe(true);
+        expect(await parley.core.db.selectFrom('user').select('id').execute()).toEqual([]);
+
+        const { report, lines } = await runImport(owui.location, parley);
+        expect(table(report, 'user')).toMatchObject({ source: 3, written: 2, verified: 2 });
+        expect(table(report, 'user').unconvertible).toEqual([{ id: 'u-noemail', reason: 'no email' }]);
+        expect(table(report, 'auth').unconvertible).toEqual([{ id: 'u-ghost', reason: 'its user u-ghost is not in the import' }]);
+        expect(table(report, 'chat').unconvertible).toEqual([{ id: 'c-orphan', reason: 'its user u-missing is not in the import' }]);
+        expect(table(report, 'function').unconvertible).toEqual([{ id: 'weird', reason: 'unknown function type gadget' }]);
+        expect(report.messages).toBe(8);
+        expect(lines).toContain('verify chat: 2 of 2 convertible rows in Parley');
+
+        // bcrypt and argon2 hashes both sign in; the e-mail address is found whatever its case.
+        const admin = await signin(api, 'admin@example.com', ADMIN_PASSWORD);
+        expect(admin.status, admin.text).toBe(200);
+        expect(admin.body).toMatchObject({ id: 'u-admin', role: 'admin', name: 'Old Admin' });
+        const alice = await signin(api, 'alice@example.com', ALICE_PASSWORD);
+        expect(alice.status, alice.text).toBe(200);
+        expect((await signin(api, 'alice@example.com', 'wrong')).status).toBe(400);
+        const as = { token: alice.body.token as string };
+
+        // Pinned, so listed among the pinned chats.
+        expect((await api.get('/api/v1/chats/pinned', as)).body.map((c: { id: string }) => c.id)).toEqual(['c-1']);
+        const chat = await api.get('/api/v1/chats/c-1', as);
+        expect(chat.status).toBe(200);
+        expect(chat.body).toMatchObject({ title: 'Planning', pinned: true, folder_id: 'f-work', share_id: 's-1', meta: { tags: ['project_x'] } });
+        expect(Object.keys(chat.body.chat.history.messages)).toHaveLength(6);
+        expect(chat.body.chat.history.currentId).toBe('c-1-m5');
+        expect((await api.get('/api/v1/chats/all/tags', as)).body).toEqual([expect.objectContaining({ id: 'project_x', name: 'Project X' })]);
+        expect((await api.get('/api/v1/chats/share/s-1', as)).body).toMatchObject({ title: 'Planning' });
+        expect((await api.get('/api/v1/folders/', as)).body).toEqual([expect.objectContaining({ id: 'f-work', name: 'Work' })]);
+        expect((await api.get('/api/v1/prompts/', as)).body).toEqual([expect.objectContaining({ command: 'summarize', content: 'Summarize {{text}}' })]);
+        expect((await api.get('/api/v1/notes/n-1', as)).body).toMatchObject({ title: 'Ideas' });
+        expect((await api.get('/api/v1/memories/', as)).body).toEqual([expect.objectContaining({ id: 'mem-1', content: 'Likes tea' })]);
+        // Her group's imported permissions let her use it.
+        const byKey = await api.get('/api/v1/auths/', { headers: { 'x-api-key': 'sk-0123456789abcdef0123456789abcdef' } });
+        expect(byKey.body, byKey.text).toMatchObject({ id: 'u-alice' });
+
+        const adminAuth = { token: admin.body.token as string };
+        expect((await api.get('/api/v1/groups/', adminAuth)).body).toEqual([expect.objectContaining({ id: 'g-team', name: 'Team', member_count: 1 })]);
+        expect((await api.get('/api/v1/models/model?id=helper', adminAuth)).body).toMatchObject({ id: 'helper', base_model_id: 'gpt-test', params: { system: 'Be brief.' } });
+        expect((await api.get('/api/v1/tools/id/calc/valves', adminAuth)).body).toEqual({ precision: 2 });
+        expect((await api.get('/api/v1/functions/id/shout/valves', adminAuth)).body).toEqual({ level: 3 });
+        expect((await api.get('/api/v1/evaluations/feedbacks/all/export', adminAuth)).body).toEqual([expect.objectContaining({ id: 'fb-1' })]);
+        expect((await api.get('/api/v1/chats/c-2', adminAuth)).body).toMatchObject({ archived: true });
+
+        // Idempotent: nothing changes on a second run, and it says so.
+        const before = await snapshot(parley);
+        const again = await runImport(owui.location, parley);
+        expect(again.report.tables.reduce((n, t) => n + t.written, 0)).toBe(0);
+        expect(table(again.report, 'chat')).toMatchObject({ present: 2, written: 0 });
+        expect(await snapshot(parley)).toBe(before);
+      });
+    });
+  }
+
+  it('resumes an interrupted run where it stopped', { timeout: 60_000 }, async () => {
+    const owui = await source('0.10.2');
+    await owui.insert('user', { id: 'u-1', email: 'one@example.com', role: 'admin', name: 'One', last_active_at: T, updated_at: T, created_at: T });
+    await owui.insert(
+      'chat',
+      Array.from({ length: 1200 }, (_, i) => {
+        const id = `c-${String(i).padStart(4, '0')}`;
+        return { id, user_id: 'u-1', title: `Chat ${i}`, chat: { ...chatJson(id, `Chat ${i}`, 1), id }, created_at: T + i, updated_at: T + i, meta: {} };
+      }),
+    );
+    await withServer({}, async ({ parley }) => {
+      const restore = parley.services.chats.restore.bind(parley.services.chats);
+      let calls = 0;
+      parley.services.chats.restore = async (...args) => {
+        if (++calls === 2) throw new Error('interrupted');
+        return restore(...args);
+      };
+      await expect(runImport(owui.location, parley)).rejects.toThrow('interrupted');
+      parley.services.chats.restore = restore;
+      expect((await parley.core.db.selectFrom('chat').select(({ fn }) => fn.countAll().as('n')).executeTakeFirstOrThrow()).n).toEqual(dialect === 'postgres' ? '500' : 500);
+
+      const { report } = await runImport(owui.location, parley);
+      expect(table(report, 'chat')).toMatchObject({ source: 1200, present: 500, written: 700, verified: 1200 });
+      expect(await parley.core.db.selectFrom('chat_message').select(({ fn }) => fn.countAll().as('n')).executeTakeFirstOrThrow()).toEqual({ n: dialect === 'postgres' ? '2400' : 2400 });
+    });
+  });
+
+  it('refuses a database of an unsupported version before writing anything, naming the version found', async () => {
+    const old = await source('0.6.0', 'sqlite', '7826ab40b532');
+    await old.insert('user', { id: 'u-1', email: 'one@example.com', role: 'admin', name: 'One', last_active_at: T, updated_at: T, created_at: T });
+    const unknown = await source('0.10.2', 'sqlite', 'ffffffffffff');
+    await withServer({}, async ({ parley }) => {
+      await expect(runImport(old.location, parley)).rejects.toThrow('Found Open WebUI 0.5.0 (alembic revision 7826ab40b532): supported are 0.6 to 0.10');
+      await expect(runImport(unknown.location, parley)).rejects.toThrow('Found alembic revision ffffffffffff, which is no Open WebUI release up to 0.10.2');
+      expect(await parley.core.db.selectFrom('user').select('id').execute()).toEqual([]);
+    });
+    // The command says so and exits with status 2.
+    const errors: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => errors.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      expect(await runCommand(['import-openwebui', old.location, '--data-dir', `${old.location}-parley`])).toBe(2);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(errors.join('')).toContain('Found Open WebUI 0.5.0');
+  });
+
+  it('reads a 0.6 database: the key in the user row, members in the group row, prompts by command, shares as chat copies', { timeout: 60_000 }, async () => {
+    const owui = await source('0.6.0');
+    await owui.insert('user', [
+      { id: 'u-admin', email: 'admin@example.com', role: 'admin', name: 'Admin', api_key: 'sk-00000000000000000000000000000006', last_active_at: T, updated_at: T, created_at: T },
+      { id: 'u-bob', email: 'bob@example.com', role: 'user', name: 'Bob', last_active_at: T, updated_at: T, created_at: T },
+    ]);
+    await owui.insert('auth', [
+      { id: 'u-admin', email: 'admin@example.com', password: await bcrypt.hash(ADMIN_PASSWORD, 4), active: true },
+      { id: 'u-bob', email: 'bob@example.com', password: await bcrypt.hash('Bob-pass-1!', 4), active: true },
+    ]);
+    await owui.insert('group', { id: 'g-1', user_id: 'u-admin', name: 'Readers', description: '', user_ids: ['u-bob', 'u-gone'], created_at: T, updated_at: T });
+    await owui.insert('prompt', { command: '/hello', user_id: 'u-admin', title: 'Hello', content: 'Say hello', timestamp: T });
+    await owui.insert('chat', [
+      { id: 'c-b', user_id: 'u-bob', title: 'Bob chat', chat: { ...chatJson('c-b', 'Bob chat', 2), id: 'c-b' }, created_at: T, updated_at: T, share_id: 'share-b', meta: {} },
+      { id: 'share-b', user_id: 'shared-c-b', title: 'Bob chat', chat: chatJson('c-b', 'Bob chat', 2), created_at: T, updated_at: T, meta: {} },
+    ]);
+    await withServer({ env: { ENABLE_API_KEYS: 'true' } }, async ({ api, parley }) => {
+      const { report } = await runImport(owui.location, parley);
+      expect(report.version.version).toBe('0.6.0');
+      expect(table(report, 'chat')).toMatchObject({ source: 1, written: 1 });
+      expect(table(report, 'chat', 'shared_chat')).toMatchObject({ source: 1, written: 1, verified: 1 });
+      expect(table(report, 'user', 'api_key')).toMatchObject({ source: 1, written: 1 });
+
+      const bob = await signin(api, 'bob@example.com', 'Bob-pass-1!');
+      expect(bob.status, bob.text).toBe(200);
+      expect((await api.get('/api/v1/chats/share/share-b', { token: bob.body.token })).body).toMatchObject({ title: 'Bob chat' });
+      expect((await api.get('/api/v1/auths/', { headers: { 'x-api-key': 'sk-00000000000000000000000000000006' } })).body).toMatchObject({ id: 'u-admin' });
+      const admin = await signin(api, 'admin@example.com', ADMIN_PASSWORD);
+      expect((await api.get('/api/v1/groups/', { token: admin.body.token })).body).toEqual([expect.objectContaining({ id: 'g-1', member_count: 1 })]);
+      expect((await api.get('/api/v1/prompts/', { token: admin.body.token })).body).toEqual([expect.objectContaining({ command: '/hello', name: 'Hello', content: 'Say hello' })]);
+
+      const again = await runImport(owui.location, parley);
+      expect(again.report.tables.reduce((n, t) => n + t.written, 0)).toBe(0);
+    });
+  });
+});
