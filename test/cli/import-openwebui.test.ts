@@ -61,6 +61,16 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
   await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
   await source.insert('knowledge', { id: 'k-1', user_id: 'u-alice', name: 'Docs', description: '', created_at: T, updated_at: T });
+  await source.insert('access_grant', [
+    { id: 'ag-1', resource_type: 'model', resource_id: 'helper', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
+    { id: 'ag-2', resource_type: 'knowledge', resource_id: 'k-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
+  ]);
+  await source.insert('config', [
+    { key: 'ui.default_user_role', value: JSON.stringify('user'), updated_at: T },
+    { key: 'openai.api_base_urls', value: JSON.stringify(['https://llm.example.com/v1']), updated_at: T },
+    { key: 'webhook_url', value: JSON.stringify('http://93.184.216.34/owui-hook'), updated_at: T },
+    { key: 'ui.enable_signup', value: JSON.stringify('yes'), updated_at: T },
+  ]);
 }
 
 type Report = Awaited<ReturnType<typeof importOpenWebui>>;
@@ -87,7 +97,7 @@ const count = async (parley: Parley, name: 'chat' | 'chat_message') =>
 /** Every row of the tables an import writes, for "a second run changes nothing". */
 async function snapshot(parley: Parley) {
   const db = parley.core.db;
-  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback'] as const;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook'] as const;
   const rows: Record<string, unknown[]> = {};
   for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
   return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
@@ -125,6 +135,8 @@ describe('parley import-openwebui', () => {
         expect(table(report, 'auth').unconvertible).toEqual([{ id: 'u-ghost', reason: 'its user u-ghost is not in the import' }]);
         expect(table(report, 'chat').unconvertible).toEqual([{ id: 'c-orphan', reason: 'its user u-missing is not in the import' }]);
         expect(table(report, 'function').unconvertible).toEqual([{ id: 'weird', reason: 'unknown function type gadget' }]);
+        expect(table(report, 'access_grant').unconvertible).toEqual([{ id: 'ag-2', reason: 'a grant on a knowledge, which is not carried over' }]);
+        expect(table(report, 'config')).toMatchObject({ source: 4, written: 3, unconvertible: [{ id: 'ui.enable_signup', reason: 'ui.enable_signup: must be a boolean' }] });
         expect(report.messages).toBe(8);
         expect(lines).toContain('verify chat: 2 of 2 convertible rows in Parley');
 
@@ -161,6 +173,12 @@ describe('parley import-openwebui', () => {
         expect((await api.get('/api/v1/functions/id/shout/valves', adminAuth)).body).toEqual({ level: 3 });
         expect((await api.get('/api/v1/evaluations/feedbacks/all/export', adminAuth)).body).toEqual([expect.objectContaining({ id: 'fb-1' })]);
         expect((await api.get('/api/v1/chats/c-2', adminAuth)).body).toMatchObject({ archived: true });
+        // The group's grant: Alice, a member, sees the admin's model.
+        expect((await api.get('/api/v1/models/model?id=helper', as)).status).toBe(200);
+        // Settings and connections, and the old single webhook as the webhook `default`.
+        expect((await api.get('/api/v1/auths/admin/config', adminAuth)).body).toMatchObject({ DEFAULT_USER_ROLE: 'user' });
+        expect((await api.get('/openai/config', adminAuth)).body).toMatchObject({ OPENAI_API_BASE_URLS: ['https://llm.example.com/v1'] });
+        expect((await api.get('/api/events/webhooks', adminAuth)).body).toEqual([expect.objectContaining({ id: 'default', url: 'http://93.184.216.34/owui-hook' })]);
 
         // Idempotent: nothing changes on a second run, and it says so.
         const before = await snapshot(parley);
@@ -231,7 +249,11 @@ describe('parley import-openwebui', () => {
       { id: 'u-bob', email: 'bob@example.com', password: await bcrypt.hash('Bob-pass-1!', 4), active: true },
     ]);
     await owui.insert('group', { id: 'g-1', user_id: 'u-admin', name: 'Readers', description: '', user_ids: ['u-bob', 'u-gone'], created_at: T, updated_at: T });
-    await owui.insert('prompt', { command: '/hello', user_id: 'u-admin', title: 'Hello', content: 'Say hello', timestamp: T });
+    await owui.insert('prompt', [
+      { command: '/hello', user_id: 'u-admin', title: 'Hello', content: 'Say hello', timestamp: T, access_control: null },
+      { command: '/secret', user_id: 'u-admin', title: 'Secret', content: 'Private', timestamp: T, access_control: {} },
+    ]);
+    await owui.insert('config', { id: 1, version: 0, data: { version: 0, ui: { default_user_role: 'user' }, openai: { api_base_urls: ['https://old.example.com/v1'] } } });
     await owui.insert('chat', [
       { id: 'c-b', user_id: 'u-bob', title: 'Bob chat', chat: { ...chatJson('c-b', 'Bob chat', 2), id: 'c-b' }, created_at: T, updated_at: T, share_id: 'share-b', meta: {} },
       { id: 'share-b', user_id: 'shared-c-b', title: 'Bob chat', chat: chatJson('c-b', 'Bob chat', 2), created_at: T, updated_at: T, meta: {} },
@@ -249,7 +271,10 @@ describe('parley import-openwebui', () => {
       expect((await api.get('/api/v1/auths/', { headers: { 'x-api-key': 'sk-00000000000000000000000000000006' } })).body).toMatchObject({ id: 'u-admin' });
       const admin = await signin(api, 'admin@example.com', ADMIN_PASSWORD);
       expect((await api.get('/api/v1/groups/', { token: admin.body.token })).body).toEqual([expect.objectContaining({ id: 'g-1', member_count: 1 })]);
-      expect((await api.get('/api/v1/prompts/', { token: admin.body.token })).body).toEqual([expect.objectContaining({ command: '/hello', name: 'Hello', content: 'Say hello' })]);
+      // access_control null was public: Bob reads the first prompt, not the private one.
+      expect((await api.get('/api/v1/prompts/', { token: bob.body.token })).body).toEqual([expect.objectContaining({ command: '/hello', name: 'Hello', content: 'Say hello' })]);
+      expect((await api.get('/api/v1/prompts/', { token: admin.body.token })).body).toHaveLength(2);
+      expect((await api.get('/openai/config', { token: admin.body.token })).body).toMatchObject({ OPENAI_API_BASE_URLS: ['https://old.example.com/v1'] });
 
       const again = await runImport(owui.location, parley);
       expect(again.report.tables.reduce((n, t) => n + t.written, 0)).toBe(0);

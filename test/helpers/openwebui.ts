@@ -41,7 +41,6 @@ CREATE TABLE channel (id TEXT NOT NULL PRIMARY KEY, user_id TEXT, type TEXT, nam
   created_at BIGINT, updated_at BIGINT %ACCESS%);
 CREATE TABLE message (id TEXT NOT NULL PRIMARY KEY, user_id TEXT, channel_id TEXT, parent_id TEXT, content TEXT, data JSON, meta JSON,
   created_at BIGINT, updated_at BIGINT);
-CREATE TABLE config (id INTEGER NOT NULL PRIMARY KEY, data JSON NOT NULL, version INTEGER NOT NULL, created_at TIMESTAMP, updated_at TIMESTAMP);
 `;
 
 const SCHEMA: Record<SchemaVersion, string> = {
@@ -66,6 +65,7 @@ CREATE TABLE prompt (id TEXT NOT NULL PRIMARY KEY, command VARCHAR(255) UNIQUE, 
   meta JSON, tags JSON, is_active BOOLEAN, version_id TEXT, created_at BIGINT, updated_at BIGINT);
 CREATE TABLE access_grant (id TEXT NOT NULL PRIMARY KEY, resource_type TEXT NOT NULL, resource_id TEXT NOT NULL, principal_type TEXT NOT NULL,
   principal_id TEXT NOT NULL, permission TEXT NOT NULL, created_at BIGINT NOT NULL);
+CREATE TABLE config (key TEXT NOT NULL PRIMARY KEY, value JSON NOT NULL, updated_at BIGINT);
 `,
   '0.6.0':
     SHARED_TABLES.replace(' %CHAT_EXTRA%', '')
@@ -77,6 +77,7 @@ CREATE TABLE "user" (id VARCHAR(255) NOT NULL PRIMARY KEY, name VARCHAR(255), em
 CREATE TABLE "group" (id TEXT NOT NULL PRIMARY KEY, user_id TEXT, name TEXT, description TEXT, data JSON, meta JSON, permissions JSON,
   user_ids JSON, created_at BIGINT, updated_at BIGINT);
 CREATE TABLE prompt (command VARCHAR(255) NOT NULL PRIMARY KEY, user_id VARCHAR(255), title TEXT, content TEXT, timestamp BIGINT, access_control JSON);
+CREATE TABLE config (id INTEGER NOT NULL PRIMARY KEY, data JSON NOT NULL, version INTEGER NOT NULL, created_at TIMESTAMP, updated_at TIMESTAMP);
 `,
 };
 

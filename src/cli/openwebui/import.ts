@@ -68,6 +68,8 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
     db: parley.core.db,
     dialect: parley.core.database.dialect,
     chats: parley.services.chats,
+    settings: parley.core.settings,
+    events: parley.services.events,
     now: parley.core.clock.now(),
     userIds: new Set((await parley.core.db.selectFrom('user').select('id').execute()).map((r) => r.id)),
     tagNames: new Map(),
@@ -92,13 +94,13 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
         if (spec.accepts && !spec.accepts(row, ctx)) continue;
         report.source += 1;
         try {
-          records.push(spec.convert(row, ctx));
+          records.push(...[spec.convert(row, ctx)].flat());
         } catch (error) {
           if (!(error instanceof Unconvertible)) throw error;
           report.unconvertible.push({ id: rowId(row, key), reason: error.message });
         }
       }
-      const present = await presentIds(ctx, spec, records.map((r) => r.id));
+      const present = spec.present ? await spec.present(records, ctx) : await presentIds(ctx, spec, records.map((r) => r.id));
       const fresh = records.filter((r) => !present.has(r.id));
       report.present += present.size;
       if (fresh.length > 0 && !options.dryRun) {
@@ -145,18 +147,17 @@ async function verify(source: OpenWebuiSource, ctx: ImportContext, reports: Tabl
     let expected = 0;
     let found = 0;
     for await (const page of source.pages(spec.source, key, PAGE_SIZE)) {
-      const ids: string[] = [];
+      const records: { id: string }[] = [];
       for (const row of page) {
         if (spec.accepts && !spec.accepts(row, ctx)) continue;
         try {
-          const id = spec.convert(row, ctx).id;
-          if (!failed.has(id)) ids.push(id);
+          records.push(...[spec.convert(row, ctx)].flat().filter((r) => !failed.has(r.id)));
         } catch {
           // Reported when converted.
         }
       }
-      expected += ids.length;
-      found += (await presentIds(ctx, spec, ids)).size;
+      expected += records.length;
+      found += (spec.present ? await spec.present(records, ctx) : await presentIds(ctx, spec, records.map((r) => r.id))).size;
     }
     report.verified = found;
     if (report.source === 0) continue;

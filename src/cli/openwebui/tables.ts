@@ -1,4 +1,8 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { SettingsStore } from '../../config/settings.js';
+import { AccessGrantStore } from '../../core/access/store.js';
+import { EVERYONE, type GrantSpec, RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Db, DialectName } from '../../core/db/database.js';
 import type { Database } from '../../core/db/tables.js';
@@ -6,6 +10,7 @@ import { type ApiKeyRecord, AuthStore, type Credential } from '../../areas/auths
 import { currentMessageIdOf, type Json, messagesOf } from '../../areas/chats/history.js';
 import type { ChatsService } from '../../areas/chats/service.js';
 import { ChatStore, type ChatRecord, type SharedChatRecord } from '../../areas/chats/store.js';
+import type { EventsService } from '../../areas/events/service.js';
 import { FeedbackStore, type FeedbackRecord } from '../../areas/evaluations/store.js';
 import { FolderStore, type FolderRecord } from '../../areas/folders/store.js';
 import { FunctionStore, type FunctionRecord } from '../../areas/functions/store.js';
@@ -23,6 +28,8 @@ export interface ImportContext {
   db: Db;
   dialect: DialectName;
   chats: ChatsService;
+  settings: SettingsStore;
+  events: EventsService;
   now: number;
   /** Users of the source that exist in Parley (imported now or before). */
   userIds: Set<string>;
@@ -52,7 +59,10 @@ export interface TableImport<T extends { id: string } = { id: string }> {
   key?: string;
   /** Rows of the source that belong to this import (default: all). */
   accepts?(row: SourceRow, ctx: ImportContext): boolean;
-  convert(row: SourceRow, ctx: ImportContext): T;
+  /** One record per row, or several (a config blob's keys). */
+  convert(row: SourceRow, ctx: ImportContext): T | T[];
+  /** Which of `records` Parley holds already (default: those whose id is in `target`). */
+  present?(records: T[], ctx: ImportContext): Promise<Set<string>>;
   /** Writes new records (none of them present yet); returns those it could not write, and why. */
   write(records: T[], ctx: ImportContext): Promise<void | Refused[]>;
   /** Messages in a converted record (the bench's rate). */
@@ -107,6 +117,179 @@ function owner(row: SourceRow, ctx: ImportContext, column = 'user_id'): string {
 
 /** A stable id for rows that had none in older versions, so a second run finds them again. */
 const derivedId = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
+
+// ---- sharing ---------------------------------------------------------------
+
+/**
+ * Grants from the `access_control` column of versions before 0.7.2, as the reference's
+ * migration f1e2d3c4b5a6 turns them into rows: null is public read, {} private, otherwise
+ * the listed groups and users per permission.
+ */
+function legacyGrants(row: SourceRow, ctx: ImportContext): GrantSpec[] {
+  if (!ctx.columns.has('access_control')) return [];
+  const control = json<unknown>(row.access_control, null);
+  if (control === null) return [{ principal_type: 'user', principal_id: EVERYONE, permission: 'read' }];
+  if (typeof control !== 'object' || Array.isArray(control)) return [];
+  const grants: GrantSpec[] = [];
+  for (const permission of ['read', 'write'] as const) {
+    const principals = (control as Record<string, { group_ids?: unknown; user_ids?: unknown } | undefined>)[permission];
+    for (const id of Array.isArray(principals?.group_ids) ? principals.group_ids : []) grants.push({ principal_type: 'group', principal_id: String(id), permission });
+    for (const id of Array.isArray(principals?.user_ids) ? principals.user_ids : []) grants.push({ principal_type: 'user', principal_id: String(id), permission });
+  }
+  return grants;
+}
+
+type WithGrants<T> = T & { grants: GrantSpec[] };
+
+async function writeGrants(db: Db, resourceType: string, records: { id: string; grants: GrantSpec[]; created_at: number }[]): Promise<void> {
+  for (const record of records) await new AccessGrantStore(db).insert(resourceType, record.id, record.grants, record.created_at);
+}
+
+/** The resource types Parley holds, by the tables the importer writes. */
+const GRANTED_TABLES: Record<string, keyof Database> = {
+  [RESOURCE_TYPES.model]: 'model',
+  [RESOURCE_TYPES.tool]: 'tool',
+  [RESOURCE_TYPES.prompt]: 'prompt',
+  [RESOURCE_TYPES.note]: 'note',
+  [RESOURCE_TYPES.folder]: 'folder',
+  [RESOURCE_TYPES.sharedChat]: 'shared_chat',
+};
+
+interface GrantRecord {
+  id: string;
+  resource_type: string;
+  resource_id: string;
+  principal_type: string;
+  principal_id: string;
+  permission: string;
+  created_at: number;
+}
+
+/** 0.7.2 and later: the access_grant table, for the resources carried over. */
+const grants: TableImport<GrantRecord> = {
+  source: 'access_grant',
+  target: 'access_grant',
+  convert(row, ctx) {
+    const resourceType = required(row, 'resource_type');
+    if (!GRANTED_TABLES[resourceType]) throw new Unconvertible(`a grant on a ${resourceType}, which is not carried over`);
+    const principalType = required(row, 'principal_type');
+    if (principalType !== 'user' && principalType !== 'group') throw new Unconvertible(`unknown principal type ${principalType}`);
+    const permission = required(row, 'permission');
+    if (permission !== 'read' && permission !== 'write') throw new Unconvertible(`unknown permission ${permission}`);
+    return {
+      id: required(row, 'id'),
+      resource_type: resourceType,
+      resource_id: required(row, 'resource_id'),
+      principal_type: principalType,
+      principal_id: required(row, 'principal_id'),
+      permission,
+      created_at: seconds(row.created_at, ctx.now),
+    };
+  },
+  async write(records, ctx) {
+    const refused: Refused[] = [];
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const [type, table] of Object.entries(GRANTED_TABLES)) {
+        const ofType = records.filter((r) => r.resource_type === type);
+        if (ofType.length === 0) continue;
+        const existing = new Set(
+          (await trx.selectFrom(table as 'model').select('id').where('id', 'in', ofType.map((r) => r.resource_id)).execute()).map((r) => r.id),
+        );
+        for (const grant of ofType) {
+          if (existing.has(grant.resource_id)) await new AccessGrantStore(trx).insertGrant(grant);
+          else refused.push({ id: grant.id, reason: `its ${type} ${grant.resource_id} is not in the import` });
+        }
+      }
+    });
+    return refused;
+  },
+};
+
+// ---- settings --------------------------------------------------------------
+
+/** Keys 0.9.6 renamed when it moved settings from one JSON blob to a row per key (migration 3ff2c63645b8). */
+const RENAMED_SETTINGS: Record<string, string> = {
+  'oauth.refresh_token_include_scope': 'oauth.refresh_token.include_scope',
+  'rag.openai_api_base_url': 'rag.openai.api_base_url',
+  'rag.openai_api_key': 'rag.openai.api_key',
+  'rag.ollama.url': 'rag.ollama.base_url',
+  'rag.ollama.key': 'rag.ollama.api_key',
+  'oauth.oidc.avatar_claim': 'oauth.picture_claim',
+  'oauth.oidc.client_id': 'oauth.client_id',
+  'oauth.oidc.client_secret': 'oauth.client_secret',
+  'oauth.oidc.code_challenge_method': 'oauth.code_challenge_method',
+  'oauth.oidc.email_claim': 'oauth.email_claim',
+  'oauth.oidc.end_session_endpoint': 'oauth.end_session_endpoint',
+  'oauth.oidc.group_claim': 'oauth.group_claim',
+  'oauth.oidc.oauth_timeout': 'oauth.timeout',
+  'oauth.oidc.provider_name': 'oauth.provider_name',
+  'oauth.oidc.provider_url': 'oauth.provider_url',
+  'oauth.oidc.redirect_uri': 'oauth.redirect_uri',
+  'oauth.oidc.scopes': 'oauth.scopes',
+  'oauth.oidc.sub_claim': 'oauth.sub_claim',
+  'oauth.oidc.token_endpoint_auth_method': 'oauth.token_endpoint_auth_method',
+  'oauth.oidc.username_claim': 'oauth.username_claim',
+};
+
+interface SettingRecord {
+  id: string;
+  value: unknown;
+}
+
+/** A blob's values by dotted path; a path Parley declares keeps its value whole (connection configs are objects). */
+function flattenBlob(blob: Record<string, unknown>, ctx: ImportContext, prefix = ''): SettingRecord[] {
+  const records: SettingRecord[] = [];
+  for (const [name, value] of Object.entries(blob)) {
+    const key = prefix ? `${prefix}.${name}` : name;
+    const renamed = RENAMED_SETTINGS[key] ?? key;
+    if (ctx.settings.seededValue(renamed) === undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      records.push(...flattenBlob(value as Record<string, unknown>, ctx, key));
+    } else {
+      records.push({ id: renamed, value });
+    }
+  }
+  return records;
+}
+
+/**
+ * Settings and connections: a row per key from 0.9.6, one JSON blob before. A key is taken
+ * where Parley still has its first value; one an admin has changed in Parley is kept (and
+ * counts as present), so a second run changes nothing.
+ */
+const settings: TableImport<SettingRecord> = {
+  source: 'config',
+  target: 'config',
+  key: 'key',
+  convert(row, ctx) {
+    if (ctx.columns.has('key')) return { id: RENAMED_SETTINGS[required(row, 'key')] ?? String(row.key), value: json<unknown>(row.value, null) };
+    const blob = object(row.data);
+    if (!blob) throw new Unconvertible('its data is not a JSON object');
+    return flattenBlob(blob, ctx);
+  },
+  async present(records, ctx) {
+    return new Set(
+      records
+        .filter((r) => {
+          const current = ctx.settings.get(r.id);
+          return isDeepStrictEqual(current, r.value) || (ctx.settings.seededValue(r.id) !== undefined && !isDeepStrictEqual(current, ctx.settings.seededValue(r.id)));
+        })
+        .map((r) => r.id),
+    );
+  },
+  async write(records, ctx) {
+    const refused: Refused[] = [];
+    const accepted: Record<string, unknown> = {};
+    for (const record of records) {
+      const problems = await ctx.settings.validate({ [record.id]: record.value });
+      if (problems.length > 0) refused.push({ id: record.id, reason: problems.join('; ') });
+      else accepted[record.id] = record.value;
+    }
+    await ctx.settings.set(accepted, ctx.now);
+    // The old single webhook becomes the webhook `default`, as at a start-up.
+    if ('webhook_url' in accepted) await ctx.events.migrateLegacyWebhook();
+    return refused;
+  },
+};
 
 // ---- the tables, in the order they are written ----------------------------
 
@@ -361,7 +544,7 @@ const legacyShares: TableImport<SharedChatRecord & { ownerId: string }> = {
   },
 };
 
-const models: TableImport<ModelRecord> = {
+const models: TableImport<WithGrants<ModelRecord>> = {
   source: 'model',
   target: 'model',
   convert(row, ctx) {
@@ -376,11 +559,13 @@ const models: TableImport<ModelRecord> = {
       is_active: flag(row.is_active, true),
       updated_at: seconds(row.updated_at, created),
       created_at: created,
+      grants: legacyGrants(row, ctx),
     };
   },
   async write(records, ctx) {
     await ctx.db.transaction().execute(async (trx) => {
-      for (const model of records) await new ModelStore(trx).insert(model);
+      for (const { grants: _grants, ...model } of records) await new ModelStore(trx).insert(model);
+      await writeGrants(trx, RESOURCE_TYPES.model, records);
     });
   },
 };
@@ -392,7 +577,7 @@ const toolMeta = (meta: Record<string, unknown>): ToolRecord['meta'] => ({
   has_user_valves: meta.has_user_valves === true,
 });
 
-const tools: TableImport<ToolRecord> = {
+const tools: TableImport<WithGrants<ToolRecord>> = {
   source: 'tool',
   target: 'tool',
   convert(row, ctx) {
@@ -407,15 +592,17 @@ const tools: TableImport<ToolRecord> = {
       valves: json(row.valves, null),
       updated_at: seconds(row.updated_at, created),
       created_at: created,
+      grants: legacyGrants(row, ctx),
     };
   },
   async write(records, ctx) {
     await ctx.db.transaction().execute(async (trx) => {
       const store = new ToolStore(trx);
-      for (const { valves, ...tool } of records) {
+      for (const { valves, grants: _grants, ...tool } of records) {
         await store.insert(tool);
         if (valves !== null) await store.setValves(tool.id, valves, tool.updated_at);
       }
+      await writeGrants(trx, RESOURCE_TYPES.tool, records);
     });
   },
 };
@@ -452,7 +639,7 @@ const functions: TableImport<FunctionRecord> = {
   },
 };
 
-const prompts: TableImport<PromptRecord> = {
+const prompts: TableImport<WithGrants<PromptRecord>> = {
   source: 'prompt',
   target: 'prompt',
   key: 'command',
@@ -473,16 +660,18 @@ const prompts: TableImport<PromptRecord> = {
       version_id: text(row.version_id),
       created_at: created,
       updated_at: seconds(row.updated_at ?? row.timestamp, created),
+      grants: legacyGrants(row, ctx),
     };
   },
   async write(records, ctx) {
     await ctx.db.transaction().execute(async (trx) => {
-      for (const prompt of records) await new PromptStore(trx).insert(prompt);
+      for (const { grants: _grants, ...prompt } of records) await new PromptStore(trx).insert(prompt);
+      await writeGrants(trx, RESOURCE_TYPES.prompt, records);
     });
   },
 };
 
-const notes: TableImport<NoteRecord> = {
+const notes: TableImport<WithGrants<NoteRecord>> = {
   source: 'note',
   target: 'note',
   convert(row, ctx) {
@@ -495,11 +684,13 @@ const notes: TableImport<NoteRecord> = {
       meta: json(row.meta, null),
       created_at: created,
       updated_at: seconds(row.updated_at, created),
+      grants: legacyGrants(row, ctx),
     };
   },
   async write(records, ctx) {
     await ctx.db.transaction().execute(async (trx) => {
-      for (const note of records) await new NoteStore(trx).insert(note);
+      for (const { grants: _grants, ...note } of records) await new NoteStore(trx).insert(note);
+      await writeGrants(trx, RESOURCE_TYPES.note, records);
     });
   },
 };
@@ -570,6 +761,8 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
   notes,
   memories,
   feedback,
+  grants,
+  settings,
 ] as unknown as TableImport<{ id: string }>[];
 
 /**
@@ -582,6 +775,4 @@ export const NOT_CARRIED_OVER: Record<string, string> = {
   knowledge_file: 'knowledge bases are not carried over yet',
   channel: 'channels are not carried over yet',
   message: 'channel messages are not carried over yet',
-  config: 'settings and connections are not carried over yet (set them in Admin Settings)',
-  access_grant: 'sharing grants are not carried over yet (resources stay private to their owners)',
 };
