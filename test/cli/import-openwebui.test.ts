@@ -61,12 +61,24 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
   await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
   await source.insert('knowledge', { id: 'k-1', user_id: 'u-alice', name: 'Docs', description: '', created_at: T, updated_at: T });
+  await source.insert('channel', [
+    { id: 'ch-1', user_id: 'u-admin', type: null, name: 'general', description: 'all of us', is_private: false, data: {}, meta: {}, created_at: T, updated_at: T },
+    { id: 'ch-gone', user_id: 'u-admin', name: 'old', created_at: T, updated_at: T, deleted_at: T + 5, deleted_by: 'u-admin' },
+  ]);
+  await source.insert('channel_member', { id: 'cm-1', channel_id: 'ch-1', user_id: 'u-alice', status: 'joined', is_active: true, is_channel_muted: false, is_channel_pinned: false, joined_at: T, created_at: T, updated_at: T });
+  await source.insert('message', [
+    { id: 'msg-1', user_id: 'u-admin', channel_id: 'ch-1', content: 'Welcome!', data: {}, meta: {}, created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
+    { id: 'msg-2', user_id: 'u-alice', channel_id: 'ch-gone', content: 'lost', created_at: T, updated_at: T },
+  ]);
+  await source.insert('message_reaction', { id: 'r-1', user_id: 'u-alice', message_id: 'msg-1', name: 'thumbsup', created_at: T });
   await source.insert('access_grant', [
+    { id: 'ag-3', resource_type: 'channel', resource_id: 'ch-1', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-1', resource_type: 'model', resource_id: 'helper', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-2', resource_type: 'knowledge', resource_id: 'k-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
   ]);
   await source.insert('config', [
     { key: 'ui.default_user_role', value: JSON.stringify('user'), updated_at: T },
+    { key: 'channels.enable', value: JSON.stringify(true), updated_at: T },
     { key: 'openai.api_base_urls', value: JSON.stringify(['https://llm.example.com/v1']), updated_at: T },
     { key: 'webhook_url', value: JSON.stringify('http://93.184.216.34/owui-hook'), updated_at: T },
     { key: 'ui.enable_signup', value: JSON.stringify('yes'), updated_at: T },
@@ -97,7 +109,7 @@ const count = async (parley: Parley, name: 'chat' | 'chat_message') =>
 /** Every row of the tables an import writes, for "a second run changes nothing". */
 async function snapshot(parley: Parley) {
   const db = parley.core.db;
-  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook'] as const;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'channel', 'channel_member', 'message', 'message_reaction'] as const;
   const rows: Record<string, unknown[]> = {};
   for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
   return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
@@ -135,8 +147,10 @@ describe('parley import-openwebui', () => {
         expect(table(report, 'auth').unconvertible).toEqual([{ id: 'u-ghost', reason: 'its user u-ghost is not in the import' }]);
         expect(table(report, 'chat').unconvertible).toEqual([{ id: 'c-orphan', reason: 'its user u-missing is not in the import' }]);
         expect(table(report, 'function').unconvertible).toEqual([{ id: 'weird', reason: 'unknown function type gadget' }]);
+        expect(table(report, 'channel').unconvertible).toEqual([{ id: 'ch-gone', reason: 'deleted in Open WebUI' }]);
+        expect(table(report, 'message').unconvertible).toEqual([{ id: 'msg-2', reason: 'its channel ch-gone is not in the import' }]);
         expect(table(report, 'access_grant').unconvertible).toEqual([{ id: 'ag-2', reason: 'a grant on a knowledge, which is not carried over' }]);
-        expect(table(report, 'config')).toMatchObject({ source: 4, written: 3, unconvertible: [{ id: 'ui.enable_signup', reason: 'ui.enable_signup: must be a boolean' }] });
+        expect(table(report, 'config')).toMatchObject({ source: 5, written: 4, unconvertible: [{ id: 'ui.enable_signup', reason: 'ui.enable_signup: must be a boolean' }] });
         expect(report.messages).toBe(8);
         expect(lines).toContain('verify chat: 2 of 2 convertible rows in Parley');
 
@@ -175,6 +189,10 @@ describe('parley import-openwebui', () => {
         expect((await api.get('/api/v1/chats/c-2', adminAuth)).body).toMatchObject({ archived: true });
         // The group's grant: Alice, a member, sees the admin's model.
         expect((await api.get('/api/v1/models/model?id=helper', as)).status).toBe(200);
+        // The channel, its message and reaction, seen by a member of its group.
+        const messages = await api.get('/api/v1/channels/ch-1/messages', as);
+        expect(messages.status, messages.text).toBe(200);
+        expect(messages.body).toEqual([expect.objectContaining({ id: 'msg-1', content: 'Welcome!', reactions: [expect.objectContaining({ name: 'thumbsup', count: 1 })] })]);
         // Settings and connections, and the old single webhook as the webhook `default`.
         expect((await api.get('/api/v1/auths/admin/config', adminAuth)).body).toMatchObject({ DEFAULT_USER_ROLE: 'user' });
         expect((await api.get('/openai/config', adminAuth)).body).toMatchObject({ OPENAI_API_BASE_URLS: ['https://llm.example.com/v1'] });

@@ -32,16 +32,19 @@ CREATE TABLE file (id VARCHAR(255) NOT NULL PRIMARY KEY, user_id VARCHAR(255), h
 CREATE TABLE knowledge (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT, data JSON, meta JSON,
   created_at BIGINT NOT NULL, updated_at BIGINT %ACCESS%);
 CREATE TABLE channel (id TEXT NOT NULL PRIMARY KEY, user_id TEXT, type TEXT, name TEXT, description TEXT, data JSON, meta JSON,
-  created_at BIGINT, updated_at BIGINT %ACCESS%);
+  created_at BIGINT, updated_at BIGINT %ACCESS% %CHANNEL_EXTRA%);
 CREATE TABLE message (id TEXT NOT NULL PRIMARY KEY, user_id TEXT, channel_id TEXT, parent_id TEXT, content TEXT, data JSON, meta JSON,
-  created_at BIGINT, updated_at BIGINT);
+  created_at BIGINT, updated_at BIGINT %MESSAGE_EXTRA%);
+CREATE TABLE message_reaction (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, message_id TEXT NOT NULL, name TEXT NOT NULL, created_at BIGINT);
 `;
 
 export const SCHEMA: Record<SchemaVersion, string> = {
   '0.10.2':
     SHARED_TABLES.replace('%CHAT_EXTRA%', ', tasks JSON, summary TEXT, last_read_at BIGINT')
       .replace(/ %ACCESS%/g, '')
-      .replace('%MEMORY_EXTRA%', ", type VARCHAR(255) DEFAULT 'context', path TEXT, meta JSON") +
+      .replace('%MEMORY_EXTRA%', ", type VARCHAR(255) DEFAULT 'context', path TEXT, meta JSON")
+      .replace('%CHANNEL_EXTRA%', ', is_private BOOLEAN, updated_by TEXT, archived_at BIGINT, archived_by TEXT, deleted_at BIGINT, deleted_by TEXT')
+      .replace('%MESSAGE_EXTRA%', ', reply_to_id TEXT, is_pinned BOOLEAN, pinned_by TEXT, pinned_at BIGINT') +
     `
 CREATE TABLE "user" (id VARCHAR(255) NOT NULL PRIMARY KEY, email VARCHAR(255) UNIQUE, username VARCHAR(50), role VARCHAR(255), name VARCHAR(255),
   profile_image_url TEXT, profile_banner_image_url TEXT, bio TEXT, gender TEXT, date_of_birth DATE, timezone VARCHAR(255), presence_state VARCHAR(255),
@@ -60,11 +63,16 @@ CREATE TABLE prompt (id TEXT NOT NULL PRIMARY KEY, command VARCHAR(255) UNIQUE, 
 CREATE TABLE access_grant (id TEXT NOT NULL PRIMARY KEY, resource_type TEXT NOT NULL, resource_id TEXT NOT NULL, principal_type TEXT NOT NULL,
   principal_id TEXT NOT NULL, permission TEXT NOT NULL, created_at BIGINT NOT NULL);
 CREATE TABLE config (key TEXT NOT NULL PRIMARY KEY, value JSON NOT NULL, updated_at BIGINT);
+CREATE TABLE channel_member (id TEXT NOT NULL PRIMARY KEY, channel_id TEXT NOT NULL, user_id TEXT NOT NULL, role TEXT, status TEXT,
+  is_active BOOLEAN NOT NULL, is_channel_muted BOOLEAN NOT NULL, is_channel_pinned BOOLEAN NOT NULL, data JSON, meta JSON, invited_at BIGINT,
+  invited_by TEXT, joined_at BIGINT, left_at BIGINT, last_read_at BIGINT, created_at BIGINT, updated_at BIGINT);
 `,
   '0.6.0':
     SHARED_TABLES.replace(' %CHAT_EXTRA%', '')
       .replace(/ %ACCESS%/g, ', access_control JSON')
-      .replace(' %MEMORY_EXTRA%', '') +
+      .replace(' %MEMORY_EXTRA%', '')
+      .replace(' %CHANNEL_EXTRA%', '')
+      .replace(' %MESSAGE_EXTRA%', '') +
     `
 CREATE TABLE "user" (id VARCHAR(255) NOT NULL PRIMARY KEY, name VARCHAR(255), email VARCHAR(255), role VARCHAR(255), profile_image_url TEXT,
   last_active_at BIGINT, updated_at BIGINT, created_at BIGINT, api_key VARCHAR(255) UNIQUE, settings JSON, info JSON, oauth_sub TEXT UNIQUE);

@@ -9,6 +9,7 @@ import type { Database } from '../../core/db/tables.js';
 import { type ApiKeyRecord, AuthStore, type Credential } from '../../areas/auths/store.js';
 import { currentMessageIdOf, type Json, messagesOf } from '../../areas/chats/history.js';
 import type { ChatsService } from '../../areas/chats/service.js';
+import { ChannelStore, type ChannelRecord, type MemberRecord, type MessageRecord } from '../../areas/channels/store.js';
 import { ChatStore, type ChatRecord, type SharedChatRecord } from '../../areas/chats/store.js';
 import type { EventsService } from '../../areas/events/service.js';
 import { FeedbackStore, type FeedbackRecord } from '../../areas/evaluations/store.js';
@@ -118,6 +119,133 @@ function owner(row: SourceRow, ctx: ImportContext, column = 'user_id'): string {
 /** A stable id for rows that had none in older versions, so a second run finds them again. */
 const derivedId = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
 
+/** Records whose parent row (`parentOf(record)` in `table`) Parley holds; the others refused with why. */
+async function withParent<T extends { id: string }>(
+  db: Db,
+  records: T[],
+  table: 'channel' | 'message',
+  parentOf: (record: T) => string,
+): Promise<{ kept: T[]; refused: Refused[] }> {
+  const parents = new Set((await db.selectFrom(table).select('id').where('id', 'in', [...new Set(records.map(parentOf))]).execute()).map((r) => r.id));
+  const kept = records.filter((r) => parents.has(parentOf(r)));
+  const refused = records.filter((r) => !parents.has(parentOf(r))).map((r) => ({ id: r.id, reason: `its ${table} ${parentOf(r)} is not in the import` }));
+  return { kept, refused };
+}
+
+const channels: TableImport<WithGrants<ChannelRecord>> = {
+  source: 'channel',
+  target: 'channel',
+  convert(row, ctx) {
+    if (row.deleted_at != null) throw new Unconvertible('deleted in Open WebUI');
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: owner(row, ctx),
+      type: text(row.type),
+      name: required(row, 'name'),
+      description: text(row.description),
+      is_private: row.is_private == null ? null : flag(row.is_private),
+      data: json(row.data, null),
+      meta: json(row.meta, null),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+      updated_by: text(row.updated_by),
+      grants: legacyGrants(row, ctx),
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const { grants: _grants, ...channel } of records) await new ChannelStore(trx).insert(channel);
+      await writeGrants(trx, RESOURCE_TYPES.channel, records);
+    });
+  },
+};
+
+const channelMembers: TableImport<MemberRecord> = {
+  source: 'channel_member',
+  target: 'channel_member',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    const at = (value: unknown) => (value == null ? null : seconds(value, 0));
+    return {
+      id: required(row, 'id'),
+      channel_id: required(row, 'channel_id'),
+      user_id: owner(row, ctx),
+      role: text(row.role),
+      status: text(row.status),
+      is_active: flag(row.is_active, true),
+      invited_at: at(row.invited_at),
+      invited_by: text(row.invited_by),
+      joined_at: at(row.joined_at),
+      last_read_at: at(row.last_read_at),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  async write(records, ctx) {
+    return ctx.db.transaction().execute(async (trx) => {
+      const { kept, refused } = await withParent(trx, records, 'channel', (r) => r.channel_id);
+      for (const member of kept) await new ChannelStore(trx).insertMember(member);
+      return refused;
+    });
+  },
+};
+
+/** Messages in the order they were written, so a reply's parent is there before it. */
+const channelMessages: TableImport<MessageRecord> = {
+  source: 'message',
+  target: 'message',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      // A webhook's message names the webhook, not a user: kept as it is.
+      user_id: required(row, 'user_id'),
+      channel_id: required(row, 'channel_id'),
+      reply_to_id: text(row.reply_to_id),
+      parent_id: text(row.parent_id),
+      is_pinned: flag(row.is_pinned),
+      pinned_by: text(row.pinned_by),
+      pinned_at: row.pinned_at == null ? null : seconds(row.pinned_at, 0),
+      content: text(row.content) ?? '',
+      data: json(row.data, null),
+      meta: json(row.meta, null),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  async write(records, ctx) {
+    return ctx.db.transaction().execute(async (trx) => {
+      const { kept, refused } = await withParent(trx, records, 'channel', (r) => r.channel_id);
+      for (const message of kept) await new ChannelStore(trx).insertMessage(message);
+      return refused;
+    });
+  },
+};
+
+interface ReactionRecord {
+  id: string;
+  message_id: string;
+  user_id: string;
+  name: string;
+  created_at: number;
+}
+
+const reactions: TableImport<ReactionRecord> = {
+  source: 'message_reaction',
+  target: 'message_reaction',
+  convert(row, ctx) {
+    return { id: required(row, 'id'), message_id: required(row, 'message_id'), user_id: owner(row, ctx), name: required(row, 'name'), created_at: seconds(row.created_at, ctx.now) };
+  },
+  async write(records, ctx) {
+    return ctx.db.transaction().execute(async (trx) => {
+      const { kept, refused } = await withParent(trx, records, 'message', (r) => r.message_id);
+      for (const reaction of kept) await new ChannelStore(trx).insertReaction(reaction);
+      return refused;
+    });
+  },
+};
+
 // ---- sharing ---------------------------------------------------------------
 
 /**
@@ -151,6 +279,7 @@ const GRANTED_TABLES: Record<string, keyof Database> = {
   [RESOURCE_TYPES.tool]: 'tool',
   [RESOURCE_TYPES.prompt]: 'prompt',
   [RESOURCE_TYPES.note]: 'note',
+  [RESOURCE_TYPES.channel]: 'channel',
   [RESOURCE_TYPES.folder]: 'folder',
   [RESOURCE_TYPES.sharedChat]: 'shared_chat',
 };
@@ -761,6 +890,10 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
   notes,
   memories,
   feedback,
+  channels,
+  channelMembers,
+  channelMessages,
+  reactions,
   grants,
   settings,
 ] as unknown as TableImport<{ id: string }>[];
@@ -773,6 +906,4 @@ export const NOT_CARRIED_OVER: Record<string, string> = {
   file: 'files are not carried over yet (upload them again)',
   knowledge: 'knowledge bases are not carried over yet',
   knowledge_file: 'knowledge bases are not carried over yet',
-  channel: 'channels are not carried over yet',
-  message: 'channel messages are not carried over yet',
 };
