@@ -32,14 +32,18 @@ async function importCommand(args: string[]): Promise<number> {
   try {
     const parley = await buildParley({ env, logLevel: 'warn' });
     try {
-      const report = await importOpenWebui(source, parley, { dryRun: values['dry-run'], log: print });
+      const uploads = values.uploads ? path.resolve(values.uploads) : undefined;
+      const report = await importOpenWebui(source, parley, { dryRun: values['dry-run'], uploads, log: print });
       const refused = report.tables.reduce((n, t) => n + t.unconvertible.length, 0);
       const missing = report.tables.filter((t) => t.verified !== null && t.verified < t.source - t.unconvertible.length);
       print(
         `${report.dryRun ? 'dry run' : 'import'} done in ${report.seconds.toFixed(1)} s: ${report.tables.reduce((n, t) => n + t.written, 0)} rows ${report.dryRun ? 'to write' : 'written'}, ` +
           `${report.messages} chat messages, ${refused} rows not convertible, ${report.notCarriedOver.reduce((n, t) => n + t.rows, 0)} rows of tables not carried over`,
       );
-      if (values.uploads) print(`uploads: ${path.resolve(values.uploads)} is not read by this version (files are not carried over)`);
+      const files = report.tables.find((t) => t.table === 'file');
+      if (files && files.written > 0 && !report.dryRun) {
+        print(`${files.written} files queued for extraction and indexing: Parley processes them as it runs (GET /api/v1/files/{id}/process/status)`);
+      }
       return missing.length > 0 ? 1 : 0;
     } finally {
       await parley.close();

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import argon2 from 'argon2';
 import bcrypt from 'bcrypt';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,7 +8,10 @@ import { importOpenWebui } from '../../src/cli/openwebui/import.js';
 import { openSource } from '../../src/cli/openwebui/source.js';
 import type { Parley } from '../../src/app.js';
 import { chatJson, createOpenWebuiDatabase, type OpenWebuiFixture, type SchemaVersion } from '../helpers/openwebui.js';
+import { fakeEmbeddingEngine } from '../helpers/fake-embeddings.js';
+import { processedFile } from '../helpers/files.js';
 import { dialect, withServer, type ApiClient } from '../helpers/server.js';
+import type { Account } from '../helpers/users.js';
 
 const T = 1_700_000_000;
 const ADMIN_PASSWORD = 'Old-admin-1!';
@@ -60,7 +65,6 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
   await source.insert('note', { id: 'n-1', user_id: 'u-alice', title: 'Ideas', data: { content: { md: 'an idea' } }, meta: {}, created_at: T, updated_at: T });
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
   await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
-  await source.insert('knowledge', { id: 'k-1', user_id: 'u-alice', name: 'Docs', description: '', created_at: T, updated_at: T });
   await source.insert('channel', [
     { id: 'ch-1', user_id: 'u-admin', type: null, name: 'general', description: 'all of us', is_private: false, data: {}, meta: {}, created_at: T, updated_at: T },
     { id: 'ch-gone', user_id: 'u-admin', name: 'old', created_at: T, updated_at: T, deleted_at: T + 5, deleted_by: 'u-admin' },
@@ -74,7 +78,7 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
   await source.insert('access_grant', [
     { id: 'ag-3', resource_type: 'channel', resource_id: 'ch-1', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-1', resource_type: 'model', resource_id: 'helper', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
-    { id: 'ag-2', resource_type: 'knowledge', resource_id: 'k-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
+    { id: 'ag-2', resource_type: 'calendar', resource_id: 'cal-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
   ]);
   await source.insert('config', [
     { key: 'ui.default_user_role', value: JSON.stringify('user'), updated_at: T },
@@ -137,7 +141,7 @@ describe('parley import-openwebui', () => {
         const dry = await runImport(owui.location, parley, { dryRun: true });
         expect(dry.report.version).toMatchObject({ version: '0.10.2', revision: '42e2978c7933' });
         expect(table(dry.report, 'chat')).toMatchObject({ source: 3, written: 2 });
-        expect(dry.report.notCarriedOver).toEqual([expect.objectContaining({ table: 'knowledge', rows: 1 })]);
+        expect(dry.report.notCarriedOver).toEqual([]);
         expect(dry.lines.some((line) => line.startsWith('chat: 3 rows, 2 to write'))).toBe(true);
         expect(await parley.core.db.selectFrom('user').select('id').execute()).toEqual([]);
 
@@ -149,7 +153,7 @@ describe('parley import-openwebui', () => {
         expect(table(report, 'function').unconvertible).toEqual([{ id: 'weird', reason: 'unknown function type gadget' }]);
         expect(table(report, 'channel').unconvertible).toEqual([{ id: 'ch-gone', reason: 'deleted in Open WebUI' }]);
         expect(table(report, 'message').unconvertible).toEqual([{ id: 'msg-2', reason: 'its channel ch-gone is not in the import' }]);
-        expect(table(report, 'access_grant').unconvertible).toEqual([{ id: 'ag-2', reason: 'a grant on a knowledge, which is not carried over' }]);
+        expect(table(report, 'access_grant').unconvertible).toEqual([{ id: 'ag-2', reason: 'a grant on a calendar, which is not carried over' }]);
         expect(table(report, 'config')).toMatchObject({ source: 5, written: 4, unconvertible: [{ id: 'ui.enable_signup', reason: 'ui.enable_signup: must be a boolean' }] });
         expect(report.messages).toBe(8);
         expect(lines).toContain('verify chat: 2 of 2 convertible rows in Parley');
@@ -207,6 +211,49 @@ describe('parley import-openwebui', () => {
       });
     });
   }
+
+  it('carries files over from the uploads folder and knowledge bases with them, extracted and indexed again', { timeout: 60_000 }, async () => {
+    const owui = await source('0.10.2');
+    await owui.insert('user', { id: 'u-alice', email: 'alice@example.com', role: 'admin', name: 'Alice', last_active_at: T, updated_at: T, created_at: T });
+    await owui.insert('auth', { id: 'u-alice', email: 'alice@example.com', password: await bcrypt.hash(ALICE_PASSWORD, 4), active: true });
+    const uploads = path.join(path.dirname(owui.location), 'uploads');
+    mkdirSync(uploads);
+    writeFileSync(path.join(uploads, 'f-1_guide.txt'), 'Lighthouses guide ships safely at night.');
+    const file = (id: string, name: string) => ({ id, user_id: 'u-alice', filename: name, path: `/app/backend/data/uploads/${id}_${name}`, data: { status: 'completed', content: 'old text' }, meta: { name, content_type: 'text/plain', size: 40 }, created_at: T, updated_at: T });
+    await owui.insert('file', [file('f-1', 'guide.txt'), file('f-missing', 'gone.txt')]);
+    await owui.insert('knowledge', { id: 'k-1', user_id: 'u-alice', name: 'Docs', description: 'the docs', created_at: T, updated_at: T });
+    await owui.insert('knowledge_file', [
+      { id: 'kf-1', knowledge_id: 'k-1', file_id: 'f-1', user_id: 'u-alice', created_at: T, updated_at: T },
+      { id: 'kf-2', knowledge_id: 'k-1', file_id: 'f-missing', user_id: 'u-alice', created_at: T, updated_at: T },
+    ]);
+    const engine = fakeEmbeddingEngine();
+    const fakes = await engine.start();
+    try {
+      await withServer({ env: engine.env!(fakes) }, async ({ api, parley }) => {
+        const { report } = await runImport(owui.location, parley);
+        expect(table(report, 'file')).toMatchObject({ source: 2, written: 1, unconvertible: [{ id: 'f-missing', reason: `its bytes (f-missing_gone.txt) are not in ${uploads}` }] });
+        expect(table(report, 'knowledge_file')).toMatchObject({ written: 1, unconvertible: [{ id: 'kf-2', reason: 'its file f-missing is not in the import' }] });
+
+        const session = await signin(api, 'alice@example.com', ALICE_PASSWORD);
+        const alice = { token: session.body.token } as Account;
+        expect(await processedFile(api, alice, 'f-1')).toMatchObject({ status: 'completed' });
+        expect((await api.get('/api/v1/files/f-1/content', alice)).text).toBe('Lighthouses guide ships safely at night.');
+        expect((await api.get('/api/v1/knowledge/k-1', alice)).body).toMatchObject({ name: 'Docs', description: 'the docs' });
+        const listed = await api.get('/api/v1/knowledge/k-1/files', alice);
+        expect(listed.status, listed.text).toBe(200);
+        expect(listed.body.items.map((f: { id: string }) => f.id)).toEqual(['f-1']);
+        // Indexed again in the knowledge base's collection.
+        const query = await api.post('/api/v1/retrieval/query/collection', { collection_names: ['k-1'], query: 'lighthouses', k: 5 }, alice);
+        expect(query.status, query.text).toBe(200);
+        expect(query.body.documents.flat().join(' ')).toContain('Lighthouses guide ships');
+
+        const again = await runImport(owui.location, parley);
+        expect(again.report.tables.reduce((n, t) => n + t.written, 0)).toBe(0);
+      });
+    } finally {
+      await fakes.embeddings.close();
+    }
+  });
 
   it('resumes an interrupted run where it stopped', { timeout: 60_000 }, async () => {
     const owui = await source('0.10.2');

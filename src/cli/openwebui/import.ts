@@ -8,6 +8,8 @@ const PAGE_SIZE = 500;
 
 export interface ImportOptions {
   dryRun?: boolean;
+  /** Open WebUI's uploads folder; by default `uploads` beside a SQLite source's file. */
+  uploads?: string | null;
   log?: (line: string) => void;
 }
 
@@ -70,6 +72,8 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
     chats: parley.services.chats,
     settings: parley.core.settings,
     events: parley.services.events,
+    files: parley.services.files,
+    uploads: options.uploads ?? source.uploads,
     now: parley.core.clock.now(),
     userIds: new Set((await parley.core.db.selectFrom('user').select('id').execute()).map((r) => r.id)),
     tagNames: new Map(),

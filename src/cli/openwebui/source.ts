@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CommandError } from '../command-error.js';
 
@@ -11,6 +12,8 @@ export type SourceRow = Record<string, unknown>;
  */
 export interface OpenWebuiSource {
   readonly description: string;
+  /** Where its uploads are by default: `uploads` beside a SQLite file (as in Open WebUI's DATA_DIR); null for PostgreSQL. */
+  readonly uploads: string | null;
   tables(): Promise<Set<string>>;
   columns(table: string): Promise<Set<string>>;
   count(table: string): Promise<number>;
@@ -23,8 +26,10 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 class SqliteSource implements OpenWebuiSource {
   private readonly db: SQLite.Database;
+  readonly uploads: string;
 
   constructor(readonly description: string) {
+    this.uploads = path.join(path.dirname(path.resolve(description)), 'uploads');
     this.db = new SQLite(description, { readonly: true, fileMustExist: true });
   }
 
@@ -62,6 +67,7 @@ class SqliteSource implements OpenWebuiSource {
 
 class PostgresSource implements OpenWebuiSource {
   readonly description: string;
+  readonly uploads = null;
 
   private constructor(private readonly client: import('pg').Client, url: string) {
     const shown = new URL(url);

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { SettingsStore } from '../../config/settings.js';
 import { AccessGrantStore } from '../../core/access/store.js';
@@ -13,6 +15,9 @@ import { ChannelStore, type ChannelRecord, type MemberRecord, type MessageRecord
 import { ChatStore, type ChatRecord, type SharedChatRecord } from '../../areas/chats/store.js';
 import type { EventsService } from '../../areas/events/service.js';
 import { FeedbackStore, type FeedbackRecord } from '../../areas/evaluations/store.js';
+import type { FilesService } from '../../areas/files/service.js';
+import type { FileRecord } from '../../areas/files/store.js';
+import { KnowledgeStore, type KnowledgeRecord } from '../../areas/knowledge/store.js';
 import { FolderStore, type FolderRecord } from '../../areas/folders/store.js';
 import { FunctionStore, type FunctionRecord } from '../../areas/functions/store.js';
 import { GroupStore, type GroupMemberRecord, type GroupRecord } from '../../areas/groups/store.js';
@@ -31,6 +36,9 @@ export interface ImportContext {
   chats: ChatsService;
   settings: SettingsStore;
   events: EventsService;
+  files: FilesService;
+  /** Open WebUI's uploads folder (its files' bytes), or null when unknown. */
+  uploads: string | null;
   now: number;
   /** Users of the source that exist in Parley (imported now or before). */
   userIds: Set<string>;
@@ -123,7 +131,7 @@ const derivedId = (...parts: string[]) => createHash('sha256').update(parts.join
 async function withParent<T extends { id: string }>(
   db: Db,
   records: T[],
-  table: 'channel' | 'message',
+  table: 'channel' | 'message' | 'file' | 'knowledge',
   parentOf: (record: T) => string,
 ): Promise<{ kept: T[]; refused: Refused[] }> {
   const parents = new Set((await db.selectFrom(table).select('id').where('id', 'in', [...new Set(records.map(parentOf))]).execute()).map((r) => r.id));
@@ -246,6 +254,103 @@ const reactions: TableImport<ReactionRecord> = {
   },
 };
 
+// ---- files and knowledge -----------------------------------------------------
+
+type FileImport = Omit<FileRecord, 'path' | 'data'> & { bytes: string; grants: GrantSpec[] };
+
+/** Files: their bytes read from Open WebUI's uploads folder by name, then extracted and indexed again by Parley. */
+const files: TableImport<FileImport> = {
+  source: 'file',
+  target: 'file',
+  convert(row, ctx) {
+    const stored = text(row.path);
+    if (!stored) throw new Unconvertible('no path to its bytes');
+    if (!ctx.uploads) throw new Unconvertible('the uploads folder is not known (--uploads)');
+    // Open WebUI records an absolute path (or s3://, gs://...): the name is looked up in the folder given.
+    const bytes = path.join(ctx.uploads, path.basename(stored));
+    if (!existsSync(bytes)) throw new Unconvertible(`its bytes (${path.basename(stored)}) are not in ${ctx.uploads}`);
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      user_id: owner(row, ctx),
+      hash: text(row.hash),
+      filename: required(row, 'filename'),
+      meta: object(row.meta) ?? {},
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+      bytes,
+      grants: legacyGrants(row, ctx).filter((g) => g.principal_id !== EVERYONE),
+    };
+  },
+  async write(records, ctx) {
+    for (const { bytes, grants: fileGrants, ...file } of records) {
+      await ctx.files.restore(file, createReadStream(bytes));
+      if (fileGrants.length > 0) await writeGrants(ctx.db, RESOURCE_TYPES.file, [{ id: file.id, grants: fileGrants, created_at: file.created_at }]);
+    }
+  },
+};
+
+interface KnowledgeLink {
+  id: string;
+  knowledge_id: string;
+  file_id: string;
+  user_id: string;
+  created_at: number;
+}
+
+const writeLinks = async (db: Db, links: KnowledgeLink[]): Promise<Refused[]> => {
+  const { kept, refused } = await withParent(db, links, 'file', (l) => l.file_id);
+  // Files a knowledge base held are indexed in it when their extraction ends (KnowledgeService.fileProcessed).
+  for (const link of kept) await new KnowledgeStore(db).link({ ...link, directory_id: null }, link.created_at);
+  return refused;
+};
+
+const knowledgeBases: TableImport<WithGrants<KnowledgeRecord> & { links: KnowledgeLink[] }> = {
+  source: 'knowledge',
+  target: 'knowledge',
+  convert(row, ctx) {
+    const id = required(row, 'id');
+    const userId = owner(row, ctx);
+    const created = seconds(row.created_at, ctx.now);
+    // Before 0.6.40 a knowledge base listed its files in data.file_ids.
+    const fileIds = ctx.columns.has('data') ? json<{ file_ids?: unknown }>(row.data, {}).file_ids : undefined;
+    const links = (Array.isArray(fileIds) ? fileIds : []).map((fileId) => ({ id: derivedId('knowledge_file', id, String(fileId)), knowledge_id: id, file_id: String(fileId), user_id: userId, created_at: created }));
+    return {
+      id,
+      user_id: userId,
+      name: required(row, 'name'),
+      description: text(row.description) ?? '',
+      meta: json(row.meta, null),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+      grants: legacyGrants(row, ctx),
+      links,
+    };
+  },
+  async write(records, ctx) {
+    return ctx.db.transaction().execute(async (trx) => {
+      for (const { grants: _grants, links: _links, ...knowledge } of records) await new KnowledgeStore(trx).insert(knowledge);
+      await writeGrants(trx, RESOURCE_TYPES.knowledge, records);
+      return writeLinks(trx, records.flatMap((r) => r.links));
+    });
+  },
+};
+
+/** 0.6.40 and later: the knowledge_file table (folders inside knowledge bases are not carried over: files land at the top). */
+const knowledgeFiles: TableImport<KnowledgeLink> = {
+  source: 'knowledge_file',
+  target: 'knowledge_file',
+  convert(row, ctx) {
+    return { id: required(row, 'id'), knowledge_id: required(row, 'knowledge_id'), file_id: required(row, 'file_id'), user_id: required(row, 'user_id'), created_at: seconds(row.created_at, ctx.now) };
+  },
+  async write(records, ctx) {
+    return ctx.db.transaction().execute(async (trx) => {
+      const { kept, refused } = await withParent(trx, records, 'knowledge', (l) => l.knowledge_id);
+      return [...refused, ...(await writeLinks(trx, kept))];
+    });
+  },
+};
+
 // ---- sharing ---------------------------------------------------------------
 
 /**
@@ -280,6 +385,8 @@ const GRANTED_TABLES: Record<string, keyof Database> = {
   [RESOURCE_TYPES.prompt]: 'prompt',
   [RESOURCE_TYPES.note]: 'note',
   [RESOURCE_TYPES.channel]: 'channel',
+  [RESOURCE_TYPES.knowledge]: 'knowledge',
+  [RESOURCE_TYPES.file]: 'file',
   [RESOURCE_TYPES.folder]: 'folder',
   [RESOURCE_TYPES.sharedChat]: 'shared_chat',
 };
@@ -894,6 +1001,9 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
   channelMembers,
   channelMessages,
   reactions,
+  files,
+  knowledgeBases,
+  knowledgeFiles,
   grants,
   settings,
 ] as unknown as TableImport<{ id: string }>[];
@@ -903,7 +1013,14 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
  * are counted and reported in every run (dry or not), never passed over in silence.
  */
 export const NOT_CARRIED_OVER: Record<string, string> = {
-  file: 'files are not carried over yet (upload them again)',
-  knowledge: 'knowledge bases are not carried over yet',
-  knowledge_file: 'knowledge bases are not carried over yet',
+  knowledge_directory: 'folders inside knowledge bases are not carried over yet (their files are, at the top level)',
+  chat_file: "links of chats to their files are not carried over yet (the files are, and the chats' messages name them)",
+  channel_file: 'links of channel messages to their files are not carried over yet (the files are)',
+  prompt_history: 'prompt versions are not carried over yet (each prompt is, at its current version)',
+  skill: 'skills are not carried over yet',
+  automation: 'automations are not carried over yet',
+  calendar: 'calendars are not carried over yet',
+  calendar_event: 'calendar events are not carried over yet',
+  pinned_note: 'note pins are not carried over yet',
+  oauth_session: 'OAuth sessions are not carried over (users sign in again)',
 };
