@@ -77,7 +77,10 @@ class PostgresSource implements OpenWebuiSource {
 
   static async open(url: string): Promise<PostgresSource> {
     const { default: pg } = await import('pg');
-    const client = new pg.Client({ connectionString: url });
+    // JSON columns as their text, as SQLite gives them: one decoding for both (tables.ts `json`).
+    const asText = (value: string) => value;
+    const types = { getTypeParser: (oid: number, format?: string) => (oid === 114 || oid === 3802 ? asText : pg.types.getTypeParser(oid, format as 'text')) };
+    const client = new pg.Client({ connectionString: url, types });
     await client.connect();
     // Read only, whatever the role may do.
     await client.query('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY');

@@ -80,7 +80,7 @@ export interface TableImport<T extends { id: string } = { id: string }> {
 
 // ---- reading source values ------------------------------------------------
 
-/** A JSON column: text on SQLite, already parsed on PostgreSQL. */
+/** A JSON column, as text (the PostgreSQL source gives JSON columns as text too). */
 export function json<T = Json>(value: unknown, fallback: T): T {
   if (value === null || value === undefined) return fallback;
   if (typeof value !== 'string') return value as T;
@@ -134,6 +134,7 @@ async function withParent<T extends { id: string }>(
   table: 'channel' | 'message' | 'file' | 'knowledge',
   parentOf: (record: T) => string,
 ): Promise<{ kept: T[]; refused: Refused[] }> {
+  if (records.length === 0) return { kept: [], refused: [] };
   const parents = new Set((await db.selectFrom(table).select('id').where('id', 'in', [...new Set(records.map(parentOf))]).execute()).map((r) => r.id));
   const kept = records.filter((r) => parents.has(parentOf(r)));
   const refused = records.filter((r) => !parents.has(parentOf(r))).map((r) => ({ id: r.id, reason: `its ${table} ${parentOf(r)} is not in the import` }));
