@@ -62,6 +62,7 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
     { id: 'weird', user_id: 'u-admin', name: 'Weird', type: 'gadget', content: '', meta: {}, is_active: false, is_global: false, updated_at: T, created_at: T },
   ]);
   await source.insert('prompt', { id: 'p-1', command: 'summarize', user_id: 'u-alice', name: 'Summarize', content: 'Summarize {{text}}', is_active: true, tags: [], created_at: T, updated_at: T });
+  await source.insert('skill', { id: 'sk-1', user_id: 'u-admin', name: 'Reviewer', description: 'reviews', content: 'Review carefully.', meta: { tags: ['code'] }, is_active: true, updated_at: T, created_at: T });
   await source.insert('note', { id: 'n-1', user_id: 'u-alice', title: 'Ideas', data: { content: { md: 'an idea' } }, meta: {}, created_at: T, updated_at: T });
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
   await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
@@ -76,6 +77,7 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
   ]);
   await source.insert('message_reaction', { id: 'r-1', user_id: 'u-alice', message_id: 'msg-1', name: 'thumbsup', created_at: T });
   await source.insert('access_grant', [
+    { id: 'ag-4', resource_type: 'skill', resource_id: 'sk-1', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-3', resource_type: 'channel', resource_id: 'ch-1', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-1', resource_type: 'model', resource_id: 'helper', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-2', resource_type: 'calendar', resource_id: 'cal-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
@@ -113,7 +115,7 @@ const count = async (parley: Parley, name: 'chat' | 'chat_message') =>
 /** Every row of the tables an import writes, for "a second run changes nothing". */
 async function snapshot(parley: Parley) {
   const db = parley.core.db;
-  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'channel', 'channel_member', 'message', 'message_reaction'] as const;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'channel', 'channel_member', 'message', 'message_reaction'] as const;
   const rows: Record<string, unknown[]> = {};
   for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
   return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
@@ -191,8 +193,9 @@ describe('parley import-openwebui', () => {
         expect((await api.get('/api/v1/functions/id/shout/valves', adminAuth)).body).toEqual({ level: 3 });
         expect((await api.get('/api/v1/evaluations/feedbacks/all/export', adminAuth)).body).toEqual([expect.objectContaining({ id: 'fb-1' })]);
         expect((await api.get('/api/v1/chats/c-2', adminAuth)).body).toMatchObject({ archived: true });
-        // The group's grant: Alice, a member, sees the admin's model.
+        // The group's grants: Alice, a member, sees the admin's model and skill.
         expect((await api.get('/api/v1/models/model?id=helper', as)).status).toBe(200);
+        expect((await api.get('/api/v1/skills/id/sk-1', as)).body).toMatchObject({ name: 'Reviewer', content: 'Review carefully.', meta: { tags: ['code'] } });
         // The channel, its message and reaction, seen by a member of its group.
         const messages = await api.get('/api/v1/channels/ch-1/messages', as);
         expect(messages.status, messages.text).toBe(200);

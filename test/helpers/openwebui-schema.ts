@@ -63,6 +63,8 @@ CREATE TABLE prompt (id TEXT NOT NULL PRIMARY KEY, command VARCHAR(255) UNIQUE, 
 CREATE TABLE access_grant (id TEXT NOT NULL PRIMARY KEY, resource_type TEXT NOT NULL, resource_id TEXT NOT NULL, principal_type TEXT NOT NULL,
   principal_id TEXT NOT NULL, permission TEXT NOT NULL, created_at BIGINT NOT NULL);
 CREATE TABLE config (key TEXT NOT NULL PRIMARY KEY, value JSON NOT NULL, updated_at BIGINT);
+CREATE TABLE skill (id VARCHAR(255) NOT NULL PRIMARY KEY, user_id VARCHAR(255), name TEXT UNIQUE, description TEXT, content TEXT, meta JSON,
+  is_active BOOLEAN, updated_at BIGINT, created_at BIGINT);
 CREATE TABLE knowledge_file (id TEXT NOT NULL PRIMARY KEY, knowledge_id TEXT NOT NULL, file_id TEXT NOT NULL, directory_id TEXT,
   user_id TEXT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (knowledge_id, file_id));
 CREATE TABLE channel_member (id TEXT NOT NULL PRIMARY KEY, channel_id TEXT NOT NULL, user_id TEXT NOT NULL, role TEXT, status TEXT,

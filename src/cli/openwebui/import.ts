@@ -5,6 +5,8 @@ import { type ImportContext, NOT_CARRIED_OVER, TABLE_IMPORTS, type TableImport, 
 
 /** Rows read and written per transaction. */
 const PAGE_SIZE = 500;
+/** A large table's progress is told every this many rows. */
+const PROGRESS_EVERY = 10_000;
 
 export interface ImportOptions {
   dryRun?: boolean;
@@ -92,6 +94,8 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
     ctx.columns = await source.columns(spec.source);
     const report: TableReport = { table: spec.source, target: spec.target, source: 0, written: 0, present: 0, unconvertible: [], verified: null, messages: 0 };
     const tableStarted = performance.now();
+    const total = await source.count(spec.source);
+    let read = 0;
     for await (const page of source.pages(spec.source, ctx.columns.has(key) ? key : 'id', PAGE_SIZE)) {
       const records: { id: string }[] = [];
       for (const row of page) {
@@ -116,6 +120,10 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
       if (options.dryRun && spec.source === 'user' && spec.target === 'user') for (const r of fresh) ctx.userIds.add(r.id);
       report.written += fresh.length;
       if (spec.messages) report.messages += fresh.reduce((sum, r) => sum + spec.messages!(r), 0);
+      read += page.length;
+      if (read < total && Math.floor(read / PROGRESS_EVERY) > Math.floor((read - page.length) / PROGRESS_EVERY)) {
+        log(`${spec.source}: ${read} of ${total} rows read (${Math.round((read / total) * 100)}%)`);
+      }
     }
     const label = spec.source === spec.target ? spec.source : `${spec.source} → ${spec.target}`;
     if (report.source > 0 || report.unconvertible.length > 0) {

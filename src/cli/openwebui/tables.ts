@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { SettingsStore } from '../../config/settings.js';
@@ -25,6 +25,7 @@ import { MemoryStore, type MemoryRecord } from '../../areas/memories/store.js';
 import { ModelStore, type ModelRecord } from '../../areas/models/store.js';
 import { NoteStore, type NoteRecord } from '../../areas/notes/store.js';
 import { PromptStore, type PromptRecord } from '../../areas/prompts/store.js';
+import { SkillStore, type SkillRecord } from '../../areas/skills/store.js';
 import { ToolStore, type ToolRecord } from '../../areas/tools/store.js';
 import { UserStore } from '../../areas/users/store.js';
 import type { SourceRow } from './source.js';
@@ -268,8 +269,9 @@ const files: TableImport<FileImport> = {
     if (!stored) throw new Unconvertible('no path to its bytes');
     if (!ctx.uploads) throw new Unconvertible('the uploads folder is not known (--uploads)');
     // Open WebUI records an absolute path (or s3://, gs://...): the name is looked up in the folder given.
-    const bytes = path.join(ctx.uploads, path.basename(stored));
-    if (!existsSync(bytes)) throw new Unconvertible(`its bytes (${path.basename(stored)}) are not in ${ctx.uploads}`);
+    const name = path.basename(stored);
+    const bytes = path.join(ctx.uploads, name);
+    if (name === '..' || name === '.' || !statSync(bytes, { throwIfNoEntry: false })?.isFile()) throw new Unconvertible(`its bytes (${name}) are not in ${ctx.uploads}`);
     const created = seconds(row.created_at, ctx.now);
     return {
       id: required(row, 'id'),
@@ -388,6 +390,7 @@ const GRANTED_TABLES: Record<string, keyof Database> = {
   [RESOURCE_TYPES.channel]: 'channel',
   [RESOURCE_TYPES.knowledge]: 'knowledge',
   [RESOURCE_TYPES.file]: 'file',
+  [RESOURCE_TYPES.skill]: 'skill',
   [RESOURCE_TYPES.folder]: 'folder',
   [RESOURCE_TYPES.sharedChat]: 'shared_chat',
 };
@@ -908,6 +911,32 @@ const prompts: TableImport<WithGrants<PromptRecord>> = {
   },
 };
 
+/** 0.8.0 and later (their sharing is in access_grant). */
+const skills: TableImport<SkillRecord> = {
+  source: 'skill',
+  target: 'skill',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    const tags = object(row.meta)?.tags;
+    return {
+      id: required(row, 'id'),
+      user_id: required(row, 'user_id'),
+      name: required(row, 'name'),
+      description: text(row.description),
+      content: text(row.content) ?? '',
+      meta: { tags: Array.isArray(tags) ? tags.filter((t): t is string => typeof t === 'string') : [] },
+      is_active: flag(row.is_active, true),
+      updated_at: seconds(row.updated_at, created),
+      created_at: created,
+    };
+  },
+  async write(records, ctx) {
+    await ctx.db.transaction().execute(async (trx) => {
+      for (const skill of records) await new SkillStore(trx).insert(skill);
+    });
+  },
+};
+
 const notes: TableImport<WithGrants<NoteRecord>> = {
   source: 'note',
   target: 'note',
@@ -995,6 +1024,7 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
   tools,
   functions,
   prompts,
+  skills,
   notes,
   memories,
   feedback,
@@ -1018,7 +1048,6 @@ export const NOT_CARRIED_OVER: Record<string, string> = {
   chat_file: "links of chats to their files are not carried over yet (the files are, and the chats' messages name them)",
   channel_file: 'links of channel messages to their files are not carried over yet (the files are)',
   prompt_history: 'prompt versions are not carried over yet (each prompt is, at its current version)',
-  skill: 'skills are not carried over yet',
   automation: 'automations are not carried over yet',
   calendar: 'calendars are not carried over yet',
   calendar_event: 'calendar events are not carried over yet',
