@@ -61,7 +61,7 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
     { id: 'shout', user_id: 'u-admin', name: 'Shout', type: 'filter', content: 'class Filter:\n    pass\n', meta: { description: 'loud' }, valves: { level: 3 }, is_active: true, is_global: false, updated_at: T, created_at: T },
     { id: 'weird', user_id: 'u-admin', name: 'Weird', type: 'gadget', content: '', meta: {}, is_active: false, is_global: false, updated_at: T, created_at: T },
   ]);
-  await source.insert('prompt', { id: 'p-1', command: 'summarize', user_id: 'u-alice', name: 'Summarize', content: 'Summarize {{text}}', is_active: true, tags: [], created_at: T, updated_at: T });
+  await source.insert('prompt', { id: 'p-1', command: 'summarize', user_id: 'u-alice', name: 'Summarize', content: 'Summarize {{text}}', is_active: true, tags: [], version_id: 'pv-1', created_at: T, updated_at: T });
   await source.insert('skill', { id: 'sk-1', user_id: 'u-admin', name: 'Reviewer', description: 'reviews', content: 'Review carefully.', meta: { tags: ['code'] }, is_active: true, updated_at: T, created_at: T });
   await source.insert('note', { id: 'n-1', user_id: 'u-alice', title: 'Ideas', data: { content: { md: 'an idea' } }, meta: {}, created_at: T, updated_at: T });
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
@@ -115,7 +115,7 @@ const count = async (parley: Parley, name: 'chat' | 'chat_message') =>
 /** Every row of the tables an import writes, for "a second run changes nothing". */
 async function snapshot(parley: Parley) {
   const db = parley.core.db;
-  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'channel', 'channel_member', 'message', 'message_reaction'] as const;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'prompt_history', 'channel', 'channel_member', 'message', 'message_reaction'] as const;
   const rows: Record<string, unknown[]> = {};
   for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
   return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
@@ -180,6 +180,10 @@ describe('parley import-openwebui', () => {
         expect((await api.get('/api/v1/chats/share/s-1', as)).body).toMatchObject({ title: 'Planning' });
         expect((await api.get('/api/v1/folders/', as)).body).toEqual([expect.objectContaining({ id: 'f-work', name: 'Work' })]);
         expect((await api.get('/api/v1/prompts/', as)).body).toEqual([expect.objectContaining({ command: 'summarize', content: 'Summarize {{text}}' })]);
+        // Its current text is its first version, with the id the prompt names.
+        const history = await api.get('/api/v1/prompts/id/p-1/history', as);
+        expect(history.status, history.text).toBe(200);
+        expect(history.body).toEqual([expect.objectContaining({ id: 'pv-1', commit_message: 'Imported from Open WebUI' })]);
         expect((await api.get('/api/v1/notes/n-1', as)).body).toMatchObject({ title: 'Ideas' });
         expect((await api.get('/api/v1/memories/', as)).body).toEqual([expect.objectContaining({ id: 'mem-1', content: 'Likes tea' })]);
         // Her group's imported permissions let her use it.

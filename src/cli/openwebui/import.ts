@@ -75,6 +75,7 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
     settings: parley.core.settings,
     events: parley.services.events,
     files: parley.services.files,
+    prompts: parley.services.prompts,
     uploads: options.uploads ?? source.uploads,
     now: parley.core.clock.now(),
     userIds: new Set((await parley.core.db.selectFrom('user').select('id').execute()).map((r) => r.id)),

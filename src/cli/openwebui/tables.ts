@@ -24,7 +24,8 @@ import { GroupStore, type GroupMemberRecord, type GroupRecord } from '../../area
 import { MemoryStore, type MemoryRecord } from '../../areas/memories/store.js';
 import { ModelStore, type ModelRecord } from '../../areas/models/store.js';
 import { NoteStore, type NoteRecord } from '../../areas/notes/store.js';
-import { PromptStore, type PromptRecord } from '../../areas/prompts/store.js';
+import type { PromptsService } from '../../areas/prompts/service.js';
+import type { PromptRecord } from '../../areas/prompts/store.js';
 import { SkillStore, type SkillRecord } from '../../areas/skills/store.js';
 import { ToolStore, type ToolRecord } from '../../areas/tools/store.js';
 import { UserStore } from '../../areas/users/store.js';
@@ -38,6 +39,7 @@ export interface ImportContext {
   settings: SettingsStore;
   events: EventsService;
   files: FilesService;
+  prompts: PromptsService;
   /** Open WebUI's uploads folder (its files' bytes), or null when unknown. */
   uploads: string | null;
   now: number;
@@ -904,10 +906,7 @@ const prompts: TableImport<WithGrants<PromptRecord>> = {
     };
   },
   async write(records, ctx) {
-    await ctx.db.transaction().execute(async (trx) => {
-      for (const { grants: _grants, ...prompt } of records) await new PromptStore(trx).insert(prompt);
-      await writeGrants(trx, RESOURCE_TYPES.prompt, records);
-    });
+    await ctx.prompts.restore(records.map(({ grants, ...prompt }) => ({ prompt, grants })));
   },
 };
 
@@ -1047,7 +1046,7 @@ export const NOT_CARRIED_OVER: Record<string, string> = {
   knowledge_directory: 'folders inside knowledge bases are not carried over yet (their files are, at the top level)',
   chat_file: "links of chats to their files are not carried over yet (the files are, and the chats' messages name them)",
   channel_file: 'links of channel messages to their files are not carried over yet (the files are)',
-  prompt_history: 'prompt versions are not carried over yet (each prompt is, at its current version)',
+  prompt_history: 'earlier prompt versions are not carried over yet (each prompt is, with its current text as its first version)',
   automation: 'automations are not carried over yet',
   calendar: 'calendars are not carried over yet',
   calendar_event: 'calendar events are not carried over yet',
