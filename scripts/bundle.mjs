@@ -35,16 +35,9 @@ mkdirSync(outdir, { recursive: true });
 const startedAt = new Date();
 const staging = mkdtempSync(path.join(path.dirname(outdir), `.${path.basename(outdir)}.build-`));
 try {
-  await build({
-    // The extraction worker thread's script goes beside parley.js (src/areas/files/extraction-pool.ts).
-    entryPoints: {
-      parley: fileURLToPath(new URL('../src/main.ts', import.meta.url)),
-      'parley-extraction-worker': fileURLToPath(new URL('../src/areas/files/extraction-worker.ts', import.meta.url)),
-    },
+  const common = {
     outdir: staging,
     entryNames: '[name]',
-    chunkNames: 'parley-[name]-[hash]',
-    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -57,7 +50,7 @@ try {
     minifyWhitespace: true,
     minifySyntax: true,
     external: [
-      ...['better-sqlite3', 'bcrypt', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
+      ...['better-sqlite3', 'bcrypt', 'argon2', 'pg-native', '@fastify/static', 'bufferutil', 'utf-8-validate'],
       ...['pg', 'ioredis', '@socket.io/redis-adapter', 'unpdf', 'mammoth', 'jszip', '@aws-sdk/client-s3'],
       // Loaded at the first chat PDF; it reads its fonts next to its own modules.
       'pdfmake',
@@ -69,7 +62,22 @@ try {
     // Bundled CommonJS packages call require() for Node's own modules.
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
     logLevel: 'warning',
-  });
+  };
+  await Promise.all([
+    build({
+      ...common,
+      // The extraction worker thread's script goes beside parley.js (src/areas/files/extraction-pool.ts).
+      entryPoints: {
+        parley: fileURLToPath(new URL('../src/main.ts', import.meta.url)),
+        'parley-extraction-worker': fileURLToPath(new URL('../src/areas/files/extraction-worker.ts', import.meta.url)),
+      },
+      chunkNames: 'parley-[name]-[hash]',
+      splitting: true,
+    }),
+    // The commands of the `parley` binary (scripts/parley.mjs: import-openwebui, backup), built
+    // apart: as a third entry above, the server's code would move into a chunk both share.
+    build({ ...common, entryPoints: { 'parley-cli': fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)) } }),
+  ]);
 
   const written = readdirSync(staging);
   const entryLast = (name) => (name === ENTRY || name === `${ENTRY}.map` ? 1 : 0);

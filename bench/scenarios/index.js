@@ -6,6 +6,7 @@ import chatsList from './chats-list.js';
 import files from './files.js';
 import firstChunk from './first-chunk.js';
 import functions from './functions.js';
+import importOpenWebui from './import.js';
 import memoriesQuery from './memories-query.js';
 import modelsList from './models-list.js';
 import notesFanout from './notes-fanout.js';
@@ -34,4 +35,4 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout, analytics, functions, scheduler, audio];
+export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout, analytics, functions, scheduler, audio, importOpenWebui];

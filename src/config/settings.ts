@@ -165,6 +165,11 @@ export class SettingsStore {
     }
   }
 
+  /** A declared setting's value before any write (its environment's or its default), or undefined for an undeclared key. */
+  seededValue(key: string): unknown {
+    return this.defaults.get(key);
+  }
+
   get<T>(setting: SettingDefinition<T> | string): T {
     const key = typeof setting === 'string' ? setting : setting.key;
     return (this.values.has(key) ? this.values.get(key) : this.defaults.get(key)) as T;

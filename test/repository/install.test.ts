@@ -100,4 +100,11 @@ describe.skipIf(process.env.PARLEY_SKIP_INSTALL_TEST === '1')('a fresh clone ins
     expect(statSync(bundle).mtimeMs).toBeGreaterThan(later.getTime());
     expect((await npmStart()).output).not.toContain('building dist/');
   });
+
+  it('runs the package binary with npx: a backup of the install started above', { timeout: 120_000 }, async () => {
+    const backup = path.join(dir, 'backup');
+    const { stdout } = await run('npx', ['parley', 'backup', backup, '--data-dir', path.join(dir, 'data')], { cwd: clone, env: cleanEnv() });
+    expect(stdout).toContain('backup: done');
+    expect(statSync(path.join(backup, 'webui.db')).isFile()).toBe(true);
+  });
 });

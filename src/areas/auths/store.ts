@@ -19,6 +19,18 @@ export interface OAuthSessionInfo {
 }
 
 /** Queries of the `auth` (password credentials), `api_key` and `oauth_session` tables. */
+/** A row of `api_key`. */
+export interface ApiKeyRecord {
+  id: string;
+  user_id: string;
+  key: string;
+  data: string | null;
+  expires_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export class AuthStore {
   constructor(private readonly db: Db) {}
 
@@ -52,6 +64,11 @@ export class AuthStore {
       .insertInto('api_key')
       .values({ id: `key_${userId}`, user_id: userId, key, data: null, expires_at: null, last_used_at: null, created_at: now, updated_at: now })
       .execute();
+  }
+
+  /** A key as another install stored it (`parley import-openwebui`). */
+  async insertApiKey(key: ApiKeyRecord): Promise<void> {
+    await this.db.insertInto('api_key').values(key).execute();
   }
 
   async deleteApiKey(userId: string): Promise<void> {

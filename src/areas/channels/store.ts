@@ -244,6 +244,11 @@ export class ChannelStore {
     return added.map(toMember);
   }
 
+  /** A membership as another install stored it, id kept (`parley import-openwebui`). */
+  async insertMember(member: MemberRecord): Promise<void> {
+    await this.db.insertInto('channel_member').values(member).onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing()).execute();
+  }
+
   async removeMembers(channelId: string, userIds: string[]): Promise<number> {
     if (userIds.length === 0) return 0;
     const result = await this.db.deleteFrom('channel_member').where('channel_id', '=', channelId).where('user_id', 'in', userIds).executeTakeFirst();
@@ -452,6 +457,11 @@ export class ChannelStore {
       .values({ id: randomUUID(), message_id: messageId, user_id: userId, name, created_at: now })
       .onConflict((oc) => oc.columns(['message_id', 'user_id', 'name']).doNothing())
       .execute();
+  }
+
+  /** A reaction as another install stored it, id kept (`parley import-openwebui`). */
+  async insertReaction(reaction: { id: string; message_id: string; user_id: string; name: string; created_at: number }): Promise<void> {
+    await this.db.insertInto('message_reaction').values(reaction).onConflict((oc) => oc.columns(['message_id', 'user_id', 'name']).doNothing()).execute();
   }
 
   async removeReaction(messageId: string, userId: string, name: string): Promise<void> {

@@ -562,6 +562,15 @@ export class ChatsService implements FolderChats {
     return { chats, tags };
   }
 
+  /**
+   * Chats carried over from an Open WebUI database (`parley import-openwebui`): stored
+   * as they were there, ids and times kept, with their message and tag rows (`tagNames`:
+   * each chat's tags with their display names).
+   */
+  async restore(chats: ChatRecord[], tagNames: { id: string; name: string }[][]): Promise<void> {
+    await this.core.db.transaction().execute((trx) => this.insertChats(trx, chats, tagNames));
+  }
+
   /** `POST /chats/import` (needs `chat.import`). */
   async import(user: UserRecord, forms: ChatImportForm[]): Promise<ChatResponse[]> {
     await this.requireImportPermission(user);

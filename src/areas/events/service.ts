@@ -322,8 +322,11 @@ export class EventsService {
     });
   }
 
-  /** The reference's start-up migration: a legacy `webhook_url` becomes the webhook 'default', once (events.md §5). */
-  private async migrateLegacyWebhook(): Promise<void> {
+  /**
+   * The reference's start-up migration: a legacy `webhook_url` becomes the webhook 'default', once
+   * (events.md §5). Also run by `parley import-openwebui` after it carries the setting over.
+   */
+  async migrateLegacyWebhook(): Promise<void> {
     const url = (this.core.settings.get(LEGACY_WEBHOOK_URL) ?? '').trim();
     if (!url || (await this.store.webhook(DEFAULT_WEBHOOK_ID))) return;
     const now = this.core.clock.now();

@@ -425,6 +425,27 @@ export class FilesService {
     return { status: true, ...file };
   }
 
+  /**
+   * A file carried over from another install (`parley import-openwebui`): its bytes stored,
+   * its record kept (id, owner, name, meta, times) and its extraction queued again, so it is
+   * re-extracted and re-indexed as an upload is (in the knowledge bases linked to it too).
+   */
+  async restore(file: Omit<FileRecord, 'path' | 'data'>, content: Readable): Promise<void> {
+    const stored = await this.storage.put(storedName(file.id, safeName(file.filename)), content);
+    const record: FileRecord = { ...file, path: stored.path, data: { status: 'pending' } };
+    try {
+      await this.core.db.transaction().execute(async (trx) => {
+        const store = new FileStore(trx);
+        await store.insert(record);
+        await store.addJob(record.id, this.core.clock.now());
+      });
+    } catch (error) {
+      await this.storage.delete(stored.path);
+      throw error;
+    }
+    this.processing.kick();
+  }
+
   /** An upload in one call (plugins, `Storage.upload_file` + insert). */
   async upload(user: UserRecord, upload: Upload): Promise<UploadResult> {
     const content = Buffer.isBuffer(upload.content) ? Readable.from([upload.content]) : upload.content;

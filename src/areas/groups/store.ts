@@ -16,6 +16,14 @@ export interface GroupRecord {
   updated_at: number;
 }
 
+export interface GroupMemberRecord {
+  id: string;
+  group_id: string;
+  user_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export type GroupWithCount = GroupRecord & { member_count: number };
 
 export type GroupPatch = Partial<Pick<GroupRecord, 'name' | 'description' | 'data' | 'meta' | 'permissions'>>;
@@ -153,6 +161,11 @@ export class GroupStore {
       .values(userIds.map((user_id) => ({ id: randomUUID(), group_id: groupId, user_id, created_at: now, updated_at: now })))
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing())
       .execute();
+  }
+
+  /** A membership as another install stored it, id kept (`parley import-openwebui`). */
+  async insertMember(member: GroupMemberRecord): Promise<void> {
+    await this.db.insertInto('group_member').values(member).onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()).execute();
   }
 
   async removeMembers(groupId: string, userIds: string[]): Promise<void> {

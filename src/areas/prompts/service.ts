@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AccessGrant, RESOURCE_TYPES } from '../../core/access/grants.js';
+import { type AccessGrant, type GrantSpec, RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { AccessService, SharingRule } from '../../core/access/service.js';
 import { type UserRecord, isAdmin } from '../../core/auth/user.js';
 import { InvalidatedCache, NOTICED_CACHE } from '../../core/cache.js';
@@ -265,6 +265,29 @@ export class PromptsService {
   }
 
   /** `GET /id/{id}`: admins, owners and readers; anyone else is told it does not exist. */
+  /**
+   * Prompts carried over from an Open WebUI database (`parley import-openwebui`), ids and times
+   * kept, each with its grants and its current text as a first version (with the id the prompt
+   * names as its version, or a new one): earlier versions are not carried over.
+   */
+  async restore(prompts: { prompt: PromptRecord; grants: GrantSpec[] }[]): Promise<void> {
+    await this.core.db.transaction().execute(async (trx) => {
+      for (const { prompt, grants } of prompts) {
+        const record = { ...prompt, version_id: prompt.version_id ?? randomUUID() };
+        await this.store(trx).insert(record);
+        const stored = await this.access.replaceGrants(RESOURCE, record.id, grants, trx);
+        await this.store(trx).addVersion({
+          id: record.version_id,
+          prompt_id: record.id,
+          snapshot: this.snapshot(record, stored),
+          user_id: record.user_id,
+          commit_message: 'Imported from Open WebUI',
+          created_at: record.updated_at,
+        });
+      }
+    });
+  }
+
   async get(user: UserRecord, id: string) {
     const prompt = await this.store().byId(id);
     if (!prompt || !(await this.may(user, prompt, 'read'))) throw notFound();

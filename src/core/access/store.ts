@@ -76,6 +76,15 @@ export class AccessGrantStore {
     return rows;
   }
 
+  /** A grant as another install stored it, id kept (`parley import-openwebui`); an identical grant is kept. */
+  async insertGrant(grant: AccessGrant): Promise<void> {
+    await this.db
+      .insertInto('access_grant')
+      .values(grant)
+      .onConflict((oc) => oc.columns(['resource_type', 'resource_id', 'principal_type', 'principal_id', 'permission']).doNothing())
+      .execute();
+  }
+
   async deleteResource(resourceType: string, resourceId: string): Promise<number> {
     const result = await this.db
       .deleteFrom('access_grant')

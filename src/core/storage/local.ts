@@ -13,9 +13,16 @@ import type { ByteRange, Storage, StoredObject } from './storage.js';
 export class LocalStorage implements Storage {
   constructor(readonly dir: string) {}
 
-  /** A name or stored path inside the folder, or an error. */
+  /**
+   * A name or stored path inside the folder, or an error. Rows keep absolute paths (as the
+   * reference's do): one recorded under another `uploads` folder (a backup restored into
+   * another DATA_DIR, a moved install) is read from this folder by its file name.
+   */
   resolve(stored: string): string {
-    const resolved = path.resolve(this.dir, stored);
+    let resolved = path.resolve(this.dir, stored);
+    if (path.isAbsolute(stored) && !resolved.startsWith(this.dir + path.sep) && path.basename(path.dirname(stored)) === 'uploads') {
+      resolved = path.resolve(this.dir, path.basename(stored));
+    }
     if (!resolved.startsWith(this.dir + path.sep)) throw new Error(`The path ${stored} is not in the upload folder`);
     return resolved;
   }
