@@ -244,7 +244,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const tasks = new TasksService(core, models, completions, chats, realtime, registry);
   const limits = new LimitsService(core);
   const pipelineOptions = readPipelineOptions(env.raw);
-  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
+  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, externalKnowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
   const mcpServers = new McpServers(core, toolServers);
   tools.connectServers(toolServers);
