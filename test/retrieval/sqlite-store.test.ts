@@ -70,4 +70,17 @@ describe('the embedded chunk store', () => {
     const other = await store.lexical('other', 'zebra gardens', 3);
     expect(other.map((c) => c.collection)).toEqual(['other', 'other', 'other']);
   });
+
+  it('matches only the rarest word when every word is in over half the chunks', async () => {
+    await store.clear();
+    const short = Array.from({ length: 3 }, (_, i) => ({ text: `alpha ${i}`, metadata: {}, fileId: 'short' }));
+    const long = Array.from({ length: 7 }, (_, i) => ({ text: `alpha beta and a few more words to make it longer ${i}`, metadata: {}, fileId: 'long' }));
+    await store.insert('words', [...short, ...long], null);
+    // Both words counted once against the "over half" cap, then again to find the rarer one.
+    for (let i = 0; i < 2; i++) {
+      const found = await store.lexical('words', 'alpha beta', 3);
+      expect(found).toHaveLength(3);
+      for (const chunk of found) expect(chunk.text).toContain('beta');
+    }
+  });
 });

@@ -287,7 +287,8 @@ export class SqliteChunkStore implements ChunkStore {
   /** Chunks matching `word`, counted up to `cap` + 1. */
   private chunksMatching(word: string, cap: number): number {
     const known = this.frequencies.get(word);
-    if (known && (!known.capped || known.chunks <= cap)) return known.chunks;
+    // A count stopped at an earlier cap says only that the word is in more chunks than that.
+    if (known && (!known.capped || known.chunks > cap)) return known.chunks;
     const limit = Number.isFinite(cap) ? cap + 1 : -1;
     const chunks = this.db.prepare('SELECT count(*) FROM (SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)').pluck().get(`text : "${word}"`, limit) as number;
     if (this.frequencies.size >= FREQUENCIES_KEPT) this.frequencies.clear();
