@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignIndex } from '../../src/core/retrieval/sign-index.js';
 import { SqliteChunkStore } from '../../src/core/retrieval/sqlite-store.js';
 
 /**
@@ -81,6 +82,25 @@ describe('the embedded chunk store', () => {
       const found = await store.lexical('words', 'alpha beta', 3);
       expect(found).toHaveLength(3);
       for (const chunk of found) expect(chunk.text).toContain('beta');
+    }
+  });
+
+  it('picks candidates by weighted signs in a collection of thousands, by Hamming distance in a larger one', () => {
+    for (const size of [5_000, 25_000]) {
+      const index = new SignIndex(DIMENSIONS);
+      for (let id = 1; id <= size; id++) {
+        const bits = new Uint8Array(DIMENSIONS / 8);
+        randomVector(id).forEach((value, i) => {
+          if (value > 0) bits[i >> 3]! |= 1 << (7 - (i & 7));
+        });
+        index.add(id, bits);
+      }
+      const candidates = index.nearest(randomVector(1234), 200);
+      expect(candidates.length).toBeGreaterThanOrEqual(200);
+      expect(candidates.length).toBeLessThan(400);
+      expect(candidates).toContain(1234);
+      index.remove(new Set([1234]));
+      expect(index.nearest(randomVector(1234), 200)).not.toContain(1234);
     }
   });
 });

@@ -22,8 +22,8 @@ import { cosine, queryWords, toStored } from './store.js';
  *   BLOB, key = chunk id), and `chunk_bits_<n>`, a sqlite-vec vec0 table of the vectors' signs (one
  *   bit per dimension), partitioned by collection.
  *
- * A vector search takes the CANDIDATES nearest by Hamming distance over the bits (a scan of 48
- * bytes a chunk for 384 dimensions, not 1,536), then ranks those by exact cosine similarity over
+ * A vector search takes the CANDIDATES whose bits best agree with the query's values (a scan of
+ * 48 bytes a chunk for 384 dimensions, not 1,536; see sign-index.ts), then ranks those by exact cosine similarity over
  * their float vectors: exact for a collection of up to CANDIDATES chunks, and for larger ones the
  * binary quantization with rescoring sqlite-vec documents (docs/retrieval.md § Numbers). The scan
  * runs over a copy of the collection's bits in memory (sign-index.ts), read from `chunk_bits_<n>`
@@ -299,7 +299,7 @@ export class SqliteChunkStore implements ChunkStore {
   async nearest(collection: string, space: string, vector: Float32Array, k: number): Promise<FoundChunk[]> {
     const found = this.spaceFor(space, vector.length, false);
     if (!found) return [];
-    const candidates = this.signIndexOf(found, collection).nearest(signBits(vector), Math.max(CANDIDATES, 10 * k));
+    const candidates = this.signIndexOf(found, collection).nearest(vector, Math.max(CANDIDATES, 10 * k));
     const vectors = this.vectorsIn(found.id, candidates);
     const best = [...vectors].map(([id, stored]) => ({ id, score: cosine(stored, vector) })).sort((a, b) => b.score - a.score).slice(0, k);
     if (best.length === 0) return [];
