@@ -7,7 +7,7 @@ import { bundledRetrieval, startFakeEmbeddings } from './retrieval.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const DOCUMENTS = path.join(root, 'node_modules', 'fastify', 'docs', 'Reference');
-const SET = JSON.parse(readFileSync(path.join(root, 'bench', 'data', 'recall-fastify.json'), 'utf8'));
+const SET = JSON.parse(readFileSync(path.join(root, 'bench', 'scenarios', 'retrieval-recall.json'), 'utf8'));
 const K = 5;
 const TARGET = 0.9;
 
@@ -17,7 +17,7 @@ const collapsed = (text) => text.replace(/\s+/g, ' ');
  * Retrieval quality (issue 17, "Numbers": recall@5 of the embedded default): Fastify's reference
  * documentation (21 Markdown documents, node_modules/fastify/docs/Reference, pinned by the lock
  * file) indexed with the default settings (Markdown-header splitting, 1,000 characters, overlap
- * 100) into one collection, and the questions of bench/data/recall-fastify.json, written by hand,
+ * 100) into one collection, and the questions of retrieval-recall.json (beside this file), written by hand,
  * each with its document and a sentence of the answer. A question counts when one of the K
  * chunks retrieved is from its document and holds the sentence. BM25 only (no engine), then with
  * the fake embeddings of the retrieval scenario (hashed bags of words: no semantics) by vectors
