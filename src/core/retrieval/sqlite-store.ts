@@ -299,8 +299,12 @@ export class SqliteChunkStore implements ChunkStore {
   async nearest(collection: string, space: string, vector: Float32Array, k: number): Promise<FoundChunk[]> {
     const found = this.spaceFor(space, vector.length, false);
     if (!found) return [];
-    const candidates = this.signIndexOf(found, collection).nearest(vector, Math.max(CANDIDATES, 10 * k));
-    const vectors = this.vectorsIn(found.id, candidates);
+    const count = Math.max(CANDIDATES, 10 * k);
+    // A collection of no more chunks than that is ranked whole, without keeping its bits in memory.
+    const vectors =
+      this.sizeOf(collection) <= count
+        ? this.collectionVectors(found.id, collection)
+        : this.vectorsIn(found.id, this.signIndexOf(found, collection).nearest(vector, count));
     const best = [...vectors].map(([id, stored]) => ({ id, score: cosine(stored, vector) })).sort((a, b) => b.score - a.score).slice(0, k);
     if (best.length === 0) return [];
     const rows = this.db.prepare(`SELECT id, collection, text, metadata FROM chunk WHERE id IN (${best.map(() => '?').join(',')})`).all(...best.map((b) => b.id)) as RawChunk[];
@@ -330,6 +334,11 @@ export class SqliteChunkStore implements ChunkStore {
     }
     this.signIndexes.set(key, index);
     return index;
+  }
+
+  private collectionVectors(spaceId: number, collection: string): Map<number, Float32Array> {
+    const rows = this.db.prepare(`SELECT v.id, v.embedding FROM chunk c JOIN chunk_vector_${spaceId} v ON v.id = c.id WHERE c.collection = ?`).raw().all(collection) as [number, Buffer][];
+    return new Map(rows.map(([id, embedding]) => [id, fromBlob(embedding)]));
   }
 
   private vectorsIn(spaceId: number, ids: number[]): Map<number, Float32Array> {
