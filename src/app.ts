@@ -281,7 +281,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const limits = new LimitsService(core);
   const images = new ImagesService(core, { files, access });
   const pipelineOptions = readPipelineOptions(env.raw);
-  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, notes }, pipelineOptions);
+  const attachments = new ChatAttachments(core, { files, chats, folders, tasks, retrieval, collections, knowledge, externalKnowledge, notes }, pipelineOptions);
   const toolServers = new ToolServers(core, access);
   toolServers.connectOAuth(oauth);
   const mcpServers = new McpServers(core, toolServers);

@@ -25,6 +25,7 @@ export const format = {
   pagesPerSecond: (n) => (Number.isFinite(n) ? `${Math.round(n).toLocaleString('en-US')} pages/s` : 'n/a'),
   count: (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a'),
   ratio: (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : ''),
+  fraction: (n) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a'),
 };
 
 /**

@@ -12,6 +12,7 @@ import modelsList from './models-list.js';
 import notesFanout from './notes-fanout.js';
 import promptsList from './prompts-list.js';
 import retrieval from './retrieval.js';
+import retrievalRecall from './retrieval-recall.js';
 import scheduler from './scheduler.js';
 import socketChats from './socket-chats.js';
 import streams from './streams.js';
@@ -35,4 +36,7 @@ import version from './version.js';
  *   (their "floor" is whatever the scenario compares with, e.g. the fake provider
  *   reached directly) and anything worth keeping in latest.json.
  */
-export const scenarios = [version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall, files, retrieval, channelMessages, channelFanout, analytics, functions, scheduler, audio, importOpenWebui];
+export const scenarios = [
+  ...[version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall],
+  ...[files, retrieval, retrievalRecall, channelMessages, channelFanout, analytics, functions, scheduler, audio, importOpenWebui],
+];

@@ -22,7 +22,7 @@ const TARGET_P50_MS = 10;
  * (vectors + BM25, fused, scored), ingestion chunks per second (chunking, embedding, storing),
  * and the process's resident memory at 100,000 chunks. Target: p50 ≤ 10 ms at 100,000.
  */
-async function bundledRetrieval() {
+export async function bundledRetrieval() {
   const { build } = await import('esbuild');
   const outfile = path.join(root, '.tmp', 'bench', 'retrieval.js');
   const entry = path.join(root, '.tmp', 'bench', 'retrieval-entry.ts');
@@ -91,7 +91,7 @@ function fnv(text) {
 }
 
 /** A hashed bag of words, centred (each word adds 1 and takes 1/DIMENSIONS from the rest) as real embeddings are. */
-function fakeVector(text) {
+export function fakeVector(text) {
   const vector = new Array(DIMENSIONS).fill(0);
   const tokens = text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
   for (const token of tokens) vector[fnv(token) % DIMENSIONS] += 1;
@@ -99,7 +99,7 @@ function fakeVector(text) {
   return vector.map((v) => Math.round((v - mean) * 1000) / 1000);
 }
 
-async function startFakeEmbeddings() {
+export async function startFakeEmbeddings() {
   const server = createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));

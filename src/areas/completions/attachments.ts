@@ -2,7 +2,7 @@ import type { UserRecord } from '../../core/auth/user.js';
 import type { Core } from '../../core/context.js';
 import { badRequest } from '../../core/http/errors.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
-import { BYPASS_EMBEDDING_AND_RETRIEVAL, RAG_FULL_CONTEXT } from '../../core/retrieval/settings.js';
+import { BYPASS_EMBEDDING_AND_RETRIEVAL, RAG_FULL_CONTEXT, TOP_K } from '../../core/retrieval/settings.js';
 import { RAG_TEMPLATE, ragTemplateText } from '../../core/retrieval/template.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Json, type Message, contentText, currentMessageIdOf, isObject, messageList, messagesOf } from '../chats/history.js';
@@ -23,6 +23,12 @@ export interface KnowledgeReader {
   fileContents(user: UserRecord, id: string): Promise<{ id: string; filename: string; content: string }[]>;
 }
 
+/** External knowledge bases (vector stores run elsewhere), as the knowledge area queries them (wired in app.ts). */
+export interface ExternalKnowledgeReader {
+  /** The best `count` chunks for the queries when `id` is an external knowledge base the user may read; null otherwise. A store that fails throws. */
+  query(user: UserRecord, id: string, queries: string[], count: number): Promise<{ content: string; metadata: Json; distance: unknown }[] | null>;
+}
+
 /** The notes a user may read, as the notes area provides them (wired in app.ts). */
 export interface NoteReader {
   /** The note's title and Markdown when the user may read it (owner, admin, read grant); null otherwise. */
@@ -38,6 +44,7 @@ export interface AttachmentSources {
   /** Who may search a collection the request names (the retrieval area's filter_accessible_collections). */
   collections: Pick<CollectionsService, 'accessible'>;
   knowledge: KnowledgeReader | null;
+  externalKnowledge: ExternalKnowledgeReader | null;
   notes: NoteReader | null;
 }
 
@@ -139,7 +146,7 @@ export class ChatAttachments {
     const searched = new Set<string>();
     const sources: Source[] = [];
     for (const item of items) {
-      const read = await this.read(user, item, fullContext);
+      const read = await this.read(user, item, queries, fullContext);
       let found = Array.isArray(read) ? null : read;
       if (Array.isArray(read)) {
         const collections = read.filter((name) => !searched.has(name));
@@ -155,7 +162,7 @@ export class ChatAttachments {
   }
 
   /** An attachment's text, or the collections to search for it; null when the user may not read it. */
-  private async read(user: UserRecord, item: Json, fullContext: boolean): Promise<Found | string[] | null> {
+  private async read(user: UserRecord, item: Json, queries: string[], fullContext: boolean): Promise<Found | string[] | null> {
     const id = text(item.id);
     const whole = fullContext || item.context === 'full' || this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL);
     switch (item.type) {
@@ -179,6 +186,9 @@ export class ChatAttachments {
         return { documents: [content], metadatas: [{ file_id: file.id, name: file.filename, source: file.filename }] };
       }
       case 'collection': {
+        // An external knowledge base is searched in its store, whole context or not (get_sources_from_items).
+        const external = id ? await this.searchExternal(user, id, queries) : null;
+        if (external) return external;
         // A knowledge base: readable as its collection is.
         if (!id || !(await this.deps.collections.accessible(user, id, 'read'))) return null;
         if (!whole) return [id];
@@ -204,6 +214,23 @@ export class ChatAttachments {
         const collection = text(item.collection_name);
         return item.type === 'web_search' && collection && (await this.deps.collections.accessible(user, collection, 'read')) ? [collection] : null;
       }
+    }
+  }
+
+  /** The TOP_K best chunks of an external knowledge base the user may read; null when it is none, or its store fails (logged). */
+  private async searchExternal(user: UserRecord, id: string, queries: string[]): Promise<Found | null> {
+    try {
+      const chunks = this.deps.externalKnowledge ? await this.deps.externalKnowledge.query(user, id, queries, this.core.settings.get(TOP_K)) : null;
+      if (!chunks) return null;
+      const distances = chunks.map((c) => c.distance);
+      return {
+        documents: chunks.map((c) => c.content),
+        metadatas: chunks.map((c) => c.metadata),
+        ...(distances.every((d) => typeof d === 'number') ? { distances: distances as number[] } : {}),
+      };
+    } catch (error) {
+      this.core.log.warn({ err: error instanceof Error ? error.message : String(error), knowledge: id }, 'An external knowledge base failed for a chat; it is left out');
+      return { documents: [], metadatas: [] };
     }
   }
 

@@ -237,12 +237,13 @@ export class ExternalKnowledgeService {
   }
 
   /**
-   * The chunks of an external knowledge base the user may read, for the queries (the chat
-   * pipeline's counterpart of a local knowledge base's collection).
+   * The chunks of an external knowledge base for the queries (the chat pipeline's counterpart
+   * of a local knowledge base's collection, retrieve_external_knowledge); null when `knowledgeId`
+   * names no external knowledge base the user may read.
    */
-  async query(user: UserRecord, knowledgeId: string, queries: string[], count: number): Promise<ExternalChunk[]> {
-    const knowledge = await this.knowledge.requireExternal(knowledgeId);
-    if (!(await this.knowledge.readable(user, knowledgeId))) throw badRequest(ERROR.ACCESS_PROHIBITED);
+  async query(user: UserRecord, knowledgeId: string, queries: string[], count: number): Promise<ExternalChunk[] | null> {
+    const knowledge = await this.knowledge.readable(user, knowledgeId);
+    if (!knowledge || knowledge.meta?.source !== 'external') return null;
     const external = (knowledge.meta?.external ?? {}) as Json;
     const connection = typeof external.connection_id === 'string' ? this.find(external.connection_id) : undefined;
     if (!connection) throw notFound(EXTERNAL_ERROR.CONNECTION_NOT_FOUND);

@@ -17,6 +17,8 @@ const ROWS_PER_INSERT = 1000;
  */
 export class PostgresChunkStore implements ChunkStore {
   private pgvector = false;
+  /** pgvector 0.8 and later can scan an HNSW index on until enough rows pass a filter (hnsw.iterative_scan). */
+  private iterativeScan = false;
   private readonly indexed = new Set<string>();
 
   constructor(private readonly db: Db) {}
@@ -26,6 +28,9 @@ export class PostgresChunkStore implements ChunkStore {
     try {
       await sql`CREATE EXTENSION IF NOT EXISTS vector`.execute(this.db);
       this.pgvector = true;
+      const version = await sql<{ extversion: string }>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`.execute(this.db);
+      const [major = 0, minor = 0] = (version.rows[0]?.extversion ?? '0').split('.').map(Number);
+      this.iterativeScan = major > 0 || minor >= 8;
     } catch {
       this.pgvector = false;
     }
@@ -103,12 +108,21 @@ export class PostgresChunkStore implements ChunkStore {
     if (this.pgvector) {
       const cast = sql.raw(`vector(${dimensions})`);
       const literal = `[${Array.from(vector).join(',')}]`;
-      const rows = await sql<RawChunk & { distance: number }>`
+      // An HNSW index scan yields its ef_search nearest of the whole space, and the collection
+      // filter comes after: a collection that is a small part of the space gets fewer than k.
+      // Iterative scans go on until k pass; otherwise (or past their limits) the collection's
+      // vectors are ranked without the index (`+ 0` is an order the index cannot give).
+      const nearestBy = (order: 'index' | 'exact') => sql<RawChunk & { distance: number }>`
         SELECT c.id, c.collection, c.text, c.metadata, v.embedding::${cast} <=> ${literal}::${cast} AS distance
         FROM retrieval_vector v JOIN retrieval_chunk c ON c.id = v.chunk_id
         WHERE v.space = ${space} AND v.dimensions = ${dimensions} AND v.collection = ${collection}
-        ORDER BY distance LIMIT ${k}`.execute(this.db);
-      return rows.rows.map((row) => ({ ...toStored(row), score: 1 - Number(row.distance) }));
+        ORDER BY ${order === 'index' ? sql`v.embedding::${cast} <=> ${literal}::${cast}` : sql`(v.embedding::${cast} <=> ${literal}::${cast}) + 0`} LIMIT ${k}`;
+      let rows = await this.db.transaction().execute(async (trx) => {
+        if (this.iterativeScan) await sql`SET LOCAL hnsw.iterative_scan = strict_order`.execute(trx);
+        return (await nearestBy('index').execute(trx)).rows;
+      });
+      if (rows.length < k) rows = (await nearestBy('exact').execute(this.db)).rows;
+      return rows.map((row) => ({ ...toStored(row), score: 1 - Number(row.distance) }));
     }
     const rows = await this.db
       .selectFrom('retrieval_vector')

@@ -1,7 +1,8 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { readJson, sendJson } from '../../helpers/fake-upstreams.js';
+import { startFakeModel } from '../../helpers/fake-model.js';
+import { onlyOpenAI, readJson, sendJson } from '../../helpers/fake-upstreams.js';
 import { listenLocally } from '../../helpers/server.js';
 import type { Account } from '../../helpers/users.js';
 import { useServer } from '../../helpers/world.js';
@@ -10,7 +11,8 @@ import { useServer } from '../../helpers/world.js';
  * External knowledge (routers/knowledge.py, retrieval/external.py): connections kept for
  * admins, and read-only knowledge bases over a collection of a Qdrant, Milvus or pgvector
  * store. The remote stores are one fake HTTP server speaking Qdrant's query API and
- * Milvus's REST search, and the embedding engine is an OpenAI-style fake on the same server.
+ * Milvus's REST search, and the embedding engine is an OpenAI-style fake on the same server;
+ * chats go to the fake model.
  */
 interface Remote {
   url: string;
@@ -45,8 +47,11 @@ async function startRemote(): Promise<Remote> {
 
 const world = useServer({
   admin: 'External Admin',
-  users: { member: 'user' },
-  fakes: { start: async () => ({ remote: await startRemote() }), env: ({ remote }) => ({ RAG_EMBEDDING_ENGINE: 'openai', RAG_OPENAI_API_BASE_URL: `${remote.url}/v1`, RAG_OPENAI_API_KEY: 'k' }) },
+  users: { member: 'user', outsider: 'user' },
+  fakes: {
+    start: async () => ({ remote: await startRemote(), model: await startFakeModel() }),
+    env: ({ remote, model }) => ({ ...onlyOpenAI(model.url), RAG_EMBEDDING_ENGINE: 'openai', RAG_OPENAI_API_BASE_URL: `${remote.url}/v1`, RAG_OPENAI_API_KEY: 'k' }),
+  },
 });
 
 const as = (account: Account) => ({ token: account.token });
@@ -159,7 +164,7 @@ describe('sources', () => {
     expect((await world.api.post(`/api/v1/knowledge/${id}/dirs/create`, { name: 'd' }, as(world.admin))).status).toBe(400);
     expect((await world.api.get('/api/v1/knowledge/search?source=external', as(world.member))).body.items.map((k: { id: string }) => k.id)).toEqual([id]);
     expect((await world.api.get('/api/v1/knowledge/search?source=local', as(world.member))).body.items).toEqual([]);
-    const chunks = await world.server.parley.services.externalKnowledge.query(await world.record(world.member), id, ['refunds'], 5);
+    const chunks = (await world.server.parley.services.externalKnowledge.query(await world.record(world.member), id, ['refunds'], 5))!;
     expect(chunks.map((c) => c.content)).toEqual(['Refunds take five days.']);
     expect(chunks[0].metadata).toMatchObject({ knowledge_id: id, knowledge_name: 'Support docs' });
 
@@ -187,6 +192,59 @@ describe('sources', () => {
     expect(created.status, created.text).toBe(200);
     expect(created.body.meta.external.connection_id).toBe(connection.id);
     expect((await world.api.post('/api/v1/knowledge/external/knowledge/create', { name: 'x', connection_id: 'nope', source: { name: 'd' } }, as(world.admin))).status).toBe(404);
+  });
+});
+
+describe('in chat', () => {
+  it('searches an external knowledge base named with # or by a model’s knowledge, for users who may read it only', async () => {
+    const everyone = [{ principal_type: 'user', principal_id: '*', permission: 'read' }];
+    await world.api.post('/api/v1/models/create', { id: 'fake-model', name: 'Fake', meta: {}, params: {}, access_grants: everyone }, as(world.admin));
+    const created = await world.api.post(
+      '/api/v1/knowledge/external/source/create',
+      {
+        name: 'Policies',
+        connection: connectionForm('qdrant', `${world.remote.url}/qdrant`),
+        source: { name: 'docs', config: { content_field: 'payload.text' } },
+        access_grants: [{ principal_type: 'user', principal_id: world.member.id, permission: 'read' }],
+        test_query: 'refunds',
+      },
+      as(world.admin),
+    );
+    expect(created.status, created.text).toBe(200);
+    const item = { type: 'collection', id: created.body.id, name: 'Policies' };
+    const model = await world.api.post('/api/v1/models/create', { id: 'policy-bot', base_model_id: 'fake-model', name: 'Policy bot', meta: { knowledge: [item] }, params: {}, access_grants: everyone }, as(world.admin));
+    expect(model.status, model.text).toBe(200);
+    const ask = (account: Account, body: Record<string, unknown>) =>
+      world.api.post('/api/chat/completions', { stream: false, messages: [{ role: 'user', content: 'How long do refunds take?' }], ...body }, as(account));
+    const lastPrompt = () => JSON.stringify(world.model.chatRequests().at(-1).messages);
+
+    for (const body of [{ model: 'fake-model', files: [item] }, { model: 'policy-bot' }]) {
+      const searches = world.remote.requests.filter((r) => r.path === '/qdrant/collections/docs/points/query').length;
+      const answer = await ask(world.member, body);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.sources).toEqual([
+        { source: item, document: ['Refunds take five days.'], metadata: [expect.objectContaining({ source: 'refunds.md', page: 2, knowledge_id: item.id })], distances: [0.91] },
+      ]);
+      expect(lastPrompt()).toContain(`resource-id=\\"${item.id}\\">Refunds take five days.</source>`);
+      const search = world.remote.requests.filter((r) => r.path === '/qdrant/collections/docs/points/query');
+      expect(search.length).toBeGreaterThan(searches);
+      expect(search.at(-1)!.body).toMatchObject({ query: QUERY_VECTOR, limit: 3 });
+
+      // A user without read access gets nothing from it, and the store is not asked.
+      const denied = await ask(world.outsider, body);
+      expect(denied.status, denied.text).toBe(200);
+      expect(denied.body.sources).toBeUndefined();
+      expect(lastPrompt()).not.toContain('Refunds take five days.');
+      expect(world.remote.requests.filter((r) => r.path === '/qdrant/collections/docs/points/query')).toHaveLength(search.length);
+    }
+
+    // A store that fails leaves the knowledge base out, and the answer is given.
+    const connectionId = created.body.meta.external.connection_id as string;
+    const moved = await world.api.request('PATCH', `/api/v1/knowledge/external/connections/${connectionId}`, connectionForm('qdrant', `${world.remote.url}/nowhere`), as(world.admin));
+    expect(moved.status, moved.text).toBe(200);
+    const failed = await ask(world.admin, { model: 'fake-model', files: [item] });
+    expect(failed.status, failed.text).toBe(200);
+    expect(failed.body.sources).toBeUndefined();
   });
 });
 
