@@ -58,6 +58,25 @@ describe('the embedded chunk store', () => {
     expect(await store.nearest('big', SPACE, randomVector(999), 3)).toEqual([]);
   });
 
+  it('follows writes another process made to the same file (a second instance on one data folder)', async () => {
+    const other = new SqliteChunkStore(dataDir);
+    try {
+      const shared = Array.from({ length: 400 }, (_, i) => ({ text: `shared chunk ${i}`, metadata: {}, fileId: `shared-${i % 40}` }));
+      await store.insert('shared', shared, { space: SPACE, vectors: shared.map((_, i) => randomVector(i + 5000)) });
+      // This store's sign bits and word counts are now kept in memory...
+      expect((await store.nearest('shared', SPACE, randomVector(5003), 1)).map((c) => c.text)).toEqual(['shared chunk 3']);
+      expect(await store.lexical('shared', 'zebra', 3)).toEqual([]);
+      // ...then the other one writes: seen at the next search, and its removals too.
+      await other.insert('shared', [{ text: 'zebra crossing', metadata: {}, fileId: 'zebra' }], { space: SPACE, vectors: [randomVector(4242)] });
+      expect((await store.nearest('shared', SPACE, randomVector(4242), 1)).map((c) => c.text)).toEqual(['zebra crossing']);
+      expect((await store.lexical('shared', 'zebra', 3)).map((c) => c.text)).toEqual(['zebra crossing']);
+      await other.removeFile('shared', 'zebra');
+      expect((await store.nearest('shared', SPACE, randomVector(4242), 1)).map((c) => c.text)).not.toContain('zebra crossing');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('ranks a collection that is most of the store by its own chunks, even when another collection’s rank higher', async () => {
     await store.clear();
     const filler = Array.from({ length: 200 }, (_, i) => ({ text: `ordinary text number ${i} about gardens and rivers`, metadata: {}, fileId: 'filler' }));

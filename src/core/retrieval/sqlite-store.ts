@@ -86,13 +86,15 @@ export class SqliteChunkStore implements ChunkStore {
   private readonly db: SQLite.Database;
   private readonly spaces = new Map<string, Space>();
   /** Chunks in the file, kept as they are written (FTS5's BM25 statistics are over all of them). */
-  private total: number;
+  private total = 0;
   /** Chunks per collection, as counted at a search since the last deletion. */
   private readonly sizes = new Map<string, number>();
   /** Chunks matching a word (at most the cap it was counted with), since the last write. */
   private readonly frequencies = new Map<string, { chunks: number; capped: boolean }>();
   /** Sign bits per vector space and collection (`<space id>\n<collection>`), most recently searched last. */
   private readonly signIndexes = new Map<string, SignIndex>();
+  /** SQLite's `data_version` when the above was last known to match the file. */
+  private seenVersion = 0;
 
   constructor(dataDir: string) {
     const folder = path.join(dataDir, 'vector_db');
@@ -105,7 +107,21 @@ export class SqliteChunkStore implements ChunkStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    this.catchUp();
+  }
+
+  /**
+   * Another process writing the same file (a second instance on one data folder) leaves what this
+   * one keeps in memory stale. SQLite's `data_version` moves only with other connections' commits:
+   * when it has, everything kept is read again.
+   */
+  private catchUp(): void {
+    const version = this.db.pragma('data_version', { simple: true }) as number;
+    if (version === this.seenVersion) return;
+    this.seenVersion = version;
+    this.forget();
     this.total = this.db.prepare('SELECT count(*) FROM chunk').pluck().get() as number;
+    this.spaces.clear();
     for (const row of this.db.prepare('SELECT id, space, dimensions FROM vector_space').all() as { id: number; space: string; dimensions: number }[]) {
       this.spaces.set(`${row.space}\n${row.dimensions}`, { id: row.id, dimensions: row.dimensions });
     }
@@ -146,6 +162,7 @@ export class SqliteChunkStore implements ChunkStore {
 
   /** Runs `work` in one transaction; if it fails, what is kept in memory of the file is read again. */
   private write(work: () => void): void {
+    this.catchUp();
     try {
       this.db.transaction(work)();
     } catch (error) {
@@ -220,6 +237,7 @@ export class SqliteChunkStore implements ChunkStore {
   }
 
   async lexical(collection: string, query: string, k: number): Promise<FoundChunk[]> {
+    this.catchUp();
     const words = queryWords(query);
     const weighted = this.weightedWords(words);
     const found = this.matching(collection, weighted, k);
@@ -298,6 +316,7 @@ export class SqliteChunkStore implements ChunkStore {
   }
 
   async nearest(collection: string, space: string, vector: Float32Array, k: number): Promise<FoundChunk[]> {
+    this.catchUp();
     const found = this.spaceFor(space, vector.length, false);
     if (!found) return [];
     const count = Math.max(CANDIDATES, 10 * k);
