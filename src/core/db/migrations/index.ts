@@ -12,18 +12,13 @@ import * as retrieval from './0010_retrieval.js';
 import * as knowledge from './0011_knowledge.js';
 import * as notes from './0012_notes.js';
 import * as memories from './0013_memories.js';
+import * as functions from './0014_functions.js';
+import * as skills from './0015_skills.js';
 import * as channels from './0016_channels.js';
-
 import * as scheduler from './0017_scheduler.js';
 import * as calendar from './0018_calendar.js';
-
 import * as evaluations from './0019_evaluations.js';
-
-import * as functions from './0014_functions.js';
-
-import * as skills from './0015_skills.js';
-
-import * as oauth from './0024_oauth.js';
+import * as userSessionCutoffs from './0020_user_session_cutoffs.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -40,18 +35,13 @@ const migrations: Record<string, Migration> = {
   '0011_knowledge': knowledge,
   '0012_notes': notes,
   '0013_memories': memories,
+  '0014_functions': functions,
+  '0015_skills': skills,
   '0016_channels': channels,
-
   '0017_scheduler': scheduler,
   '0018_calendar': calendar,
-
   '0019_evaluations': evaluations,
-
-  '0014_functions': functions,
-
-  '0015_skills': skills,
-
-  '0024_oauth': oauth,
+  '0020_user_session_cutoffs': userSessionCutoffs,
 };
 
 export const migrationProvider: MigrationProvider = {

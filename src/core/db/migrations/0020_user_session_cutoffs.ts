@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * A user's sessions ended all at once (OpenID back-channel logout): every token
+ * A user's sessions ended all at once (OpenID back-channel logout, SCIM de-provisioning): every token
  * issued to the user up to `revoked_at` is refused. One row per user, replaced
  * by a later logout; removed with the user.
  */
