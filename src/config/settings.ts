@@ -49,6 +49,17 @@ export const parsers = {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+  /** JSON-valued variables fall back to the default when they do not parse or `accept` refuses them, as the reference logs and moves on. */
+  jsonOr:
+    <T>(fallback: T, accept: (v: unknown) => boolean) =>
+    (raw: string): T => {
+      try {
+        const value = JSON.parse(raw) as unknown;
+        return accept(value) ? (value as T) : fallback;
+      } catch {
+        return fallback;
+      }
+    },
 };
 
 export const checks = {
@@ -192,6 +203,26 @@ export class SettingsStore {
       }),
     );
     return problems.filter((problem): problem is string => problem !== null);
+  }
+
+  /**
+   * An admin's change of several settings: checked against their rules first (`refused(problems)`
+   * is thrown when any fails, nothing written), then written with `alongside` (the change's event)
+   * in one transaction. If that fails the values are read again, so the ones in memory never run
+   * ahead of the database.
+   */
+  async update(updates: Record<string, unknown>, now: number, options: { refused: (problems: string[]) => Error; alongside?: (trx: Db) => Promise<unknown> }): Promise<void> {
+    const problems = await this.validate(updates);
+    if (problems.length > 0) throw options.refused(problems);
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await this.set(updates, now, trx);
+        await options.alongside?.(trx);
+      });
+    } catch (error) {
+      await this.reload();
+      throw error;
+    }
   }
 
   /**

@@ -95,18 +95,15 @@ export class AudioService {
     };
     collect(form.tts, TTS_SETTINGS);
     collect(form.stt, STT_SETTINGS);
-    const problems = await this.core.settings.validate(updates);
-    if (problems.length > 0) throw badRequest(problems.join('; '));
-    await this.core.settings.set(updates, this.core.clock.now());
-    const config = this.config();
-    await this.core.events.publish({
-      event: 'config.updated',
-      actor: user,
-      subjectId: 'audio',
-      subjectType: 'config',
-      data: { tts_engine: config.tts.ENGINE, stt_engine: config.stt.ENGINE },
+    const { settings, events, clock } = this.core;
+    await settings.update(updates, clock.now(), {
+      refused: (problems) => badRequest(problems.join('; ')),
+      alongside: (trx) => {
+        const config = this.config();
+        return events.publish({ event: 'config.updated', actor: user, subjectId: 'audio', subjectType: 'config', data: { tts_engine: config.tts.ENGINE, stt_engine: config.stt.ENGINE } }, trx);
+      },
     });
-    return config;
+    return this.config();
   }
 
   /** Speech-to-text is for admins and holders of `chat.stt`. */

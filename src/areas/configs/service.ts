@@ -77,29 +77,14 @@ export class ConfigsService {
    * in-memory values never run ahead of the database.
    */
   private async write(user: UserRecord, updates: Values, event: ConfigEvent | null): Promise<void> {
-    const problems = await this.core.settings.validate(updates);
-    if (problems.length > 0) throw badRequest(`Invalid config: ${problems.join('; ')}`);
-    const { settings, events, db, clock } = this.core;
-    try {
-      await db.transaction().execute(async (trx) => {
-        await settings.set(updates, clock.now(), trx);
-        if (event) {
-          await events.publish(
-            {
-              event: event.event,
-              actor: user,
-              subjectId: event.subjectId,
-              subjectType: 'config',
-              data: event.data(),
-            },
-            trx,
-          );
-        }
-      });
-    } catch (error) {
-      await settings.reload();
-      throw error;
-    }
+    const { settings, events, clock } = this.core;
+    await settings.update(updates, clock.now(), {
+      refused: (problems) => badRequest(`Invalid config: ${problems.join('; ')}`),
+      alongside: async (trx) => {
+        if (!event) return;
+        await events.publish({ event: event.event, actor: user, subjectId: event.subjectId, subjectType: 'config', data: event.data() }, trx);
+      },
+    });
   }
 
   private async writeForm<T extends Values>(

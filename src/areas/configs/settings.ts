@@ -33,18 +33,6 @@ const objectWith = (fields: Record<string, (v: unknown) => string | null>) => (v
 const nullableObject = (v: unknown) => (v === null || isObject(v) ? null : 'must be an object or null');
 const stringList = listOf(checks.string);
 
-/** JSON-valued variables fall back to the default when they do not parse, as the reference logs and moves on. */
-const jsonOr =
-  <T>(fallback: T, accept: (v: unknown) => boolean) =>
-  (raw: string): T => {
-    try {
-      const value = JSON.parse(raw) as unknown;
-      return accept(value) ? (value as T) : fallback;
-    } catch {
-      return fallback;
-    }
-  };
-
 const flag = (key: string, env: string, fallback: boolean) =>
   defineSetting({ key, env, default: fallback, parse: parsers.bool, check: checks.bool });
 const text = (key: string, env: string, fallback: string) => defineSetting({ key, env, default: fallback, check: checks.string });
@@ -65,7 +53,7 @@ export const TOOL_SERVER_CONNECTIONS = defineSetting<Record<string, unknown>[]>(
   key: 'tool_server.connections',
   env: 'TOOL_SERVER_CONNECTIONS',
   default: [],
-  parse: jsonOr([], Array.isArray),
+  parse: parsers.jsonOr([], Array.isArray),
   check: schemaProblem(Type.Array(ToolServerConnection)),
 });
 
@@ -73,7 +61,7 @@ export const TERMINAL_SERVER_CONNECTIONS = defineSetting<Record<string, unknown>
   key: 'terminal_server.connections',
   env: 'TERMINAL_SERVER_CONNECTIONS',
   default: [],
-  parse: jsonOr([], Array.isArray),
+  parse: parsers.jsonOr([], Array.isArray),
   check: schemaProblem(Type.Array(TerminalServerConnection)),
 });
 
@@ -121,7 +109,7 @@ export const DEFAULT_MODEL_METADATA = defineSetting<Record<string, unknown> | nu
   key: 'models.default_metadata',
   env: 'DEFAULT_MODEL_METADATA',
   default: {},
-  parse: jsonOr({}, isObject),
+  parse: parsers.jsonOr({}, isObject),
   check: nullableObject,
 });
 
@@ -133,7 +121,7 @@ export const MODELS_CONFIG_KEYS = {
       key: 'ui.model_order_list',
       env: 'MODEL_ORDER_LIST',
       default: [],
-      parse: jsonOr([], Array.isArray),
+      parse: parsers.jsonOr([], Array.isArray),
       check: listOf(checks.nullableString),
     }),
   ),
@@ -143,7 +131,7 @@ export const MODELS_CONFIG_KEYS = {
       key: 'models.default_params',
       env: 'DEFAULT_MODEL_PARAMS',
       default: {},
-      parse: jsonOr({}, isObject),
+      parse: parsers.jsonOr({}, isObject),
       check: nullableObject,
     }),
   ),
@@ -189,7 +177,7 @@ export const PROMPT_SUGGESTIONS = defineSetting<Record<string, unknown>[]>({
   env: 'DEFAULT_PROMPT_SUGGESTIONS',
   default: DEFAULT_PROMPT_SUGGESTIONS,
   parse: (raw) => {
-    const parsed = jsonOr<Record<string, unknown>[]>([], Array.isArray)(raw);
+    const parsed = parsers.jsonOr<Record<string, unknown>[]>([], Array.isArray)(raw);
     return parsed.length > 0 ? parsed : DEFAULT_PROMPT_SUGGESTIONS;
   },
   check: listOf(objectWith({ title: stringList, content: checks.string })),
@@ -199,7 +187,7 @@ export const BANNERS = defineSetting<Record<string, unknown>[]>({
   key: 'ui.banners',
   env: 'WEBUI_BANNERS',
   default: [],
-  parse: jsonOr([], Array.isArray),
+  parse: parsers.jsonOr([], Array.isArray),
   check: listOf(
     objectWith({
       id: checks.string,

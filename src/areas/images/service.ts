@@ -141,24 +141,17 @@ export class ImagesService {
       IMAGES_EDIT_COMFYUI_BASE_URL: form.IMAGES_EDIT_COMFYUI_BASE_URL.replace(/^\/+|\/+$/g, ''),
     };
     const updates = Object.fromEntries(Object.entries(IMAGE_CONFIG_KEYS).map(([field, key]) => [key, values[field]]));
-    const problems = await this.core.settings.validate(updates);
-    if (problems.length > 0) throw badRequest(`Invalid config: ${problems.join('; ')}`);
-    const { settings, events, db, clock } = this.core;
-    try {
-      await db.transaction().execute(async (trx) => {
-        await settings.set(updates, clock.now(), trx);
-        const data = {
-          image_generation_enabled: form.ENABLE_IMAGE_GENERATION,
-          image_edit_enabled: form.ENABLE_IMAGE_EDIT,
-          image_generation_engine: form.IMAGE_GENERATION_ENGINE,
-          image_edit_engine: form.IMAGE_EDIT_ENGINE,
-        };
-        await events.publish({ event: 'config.updated', actor: user, subjectId: 'images', subjectType: 'config', data }, trx);
-      });
-    } catch (error) {
-      await settings.reload();
-      throw error;
-    }
+    const { settings, events, clock } = this.core;
+    const data = {
+      image_generation_enabled: form.ENABLE_IMAGE_GENERATION,
+      image_edit_enabled: form.ENABLE_IMAGE_EDIT,
+      image_generation_engine: form.IMAGE_GENERATION_ENGINE,
+      image_edit_engine: form.IMAGE_EDIT_ENGINE,
+    };
+    await settings.update(updates, clock.now(), {
+      refused: (problems) => badRequest(`Invalid config: ${problems.join('; ')}`),
+      alongside: (trx) => events.publish({ event: 'config.updated', actor: user, subjectId: 'images', subjectType: 'config', data }, trx),
+    });
     const config = this.config();
     // As the reference: Automatic1111 is switched to the chosen checkpoint, and a failure only logged.
     if ((config.IMAGE_GENERATION_ENGINE === '' || config.IMAGE_GENERATION_ENGINE === 'automatic1111') && config.IMAGE_GENERATION_MODEL) {

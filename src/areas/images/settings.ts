@@ -10,18 +10,6 @@ import { ComfyUINode } from './schemas.js';
  */
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** JSON-valued variables fall back to the default when they do not parse, as the reference does. */
-const jsonOr =
-  <T>(fallback: T, accept: (v: unknown) => boolean) =>
-  (raw: string): T => {
-    try {
-      const value = JSON.parse(raw) as unknown;
-      return accept(value) ? (value as T) : fallback;
-    } catch {
-      return fallback;
-    }
-  };
-
 const flag = (key: string, env: string, fallback: boolean) => defineSetting({ key, env, default: fallback, parse: parsers.bool, check: checks.bool });
 const text = (key: string, env: string, fallback = '') => defineSetting({ key, env, default: fallback, check: checks.string });
 /** A variable that falls back to another one (IMAGES_OPENAI_API_KEY to OPENAI_API_KEY...), then to `fallback`. */
@@ -29,11 +17,11 @@ const textOr = (key: string, env: string, other: string, fallback = '') =>
   defineSetting({ key, env, default: fallback, seedFrom: [env, other], seed: (e) => e[env] ?? (e[other] || fallback), check: checks.string });
 const objectTextOrNull = (v: unknown) => (v === null || typeof v === 'string' || isObject(v) ? null : 'must be an object, a string or null');
 const params = (key: string, env: string) =>
-  defineSetting<Record<string, unknown> | string | null>({ key, env, default: {}, parse: jsonOr({}, isObject), check: objectTextOrNull });
+  defineSetting<Record<string, unknown> | string | null>({ key, env, default: {}, parse: parsers.jsonOr({}, isObject), check: objectTextOrNull });
 const nodeListProblem = schemaProblem(Type.Array(ComfyUINode));
 /** A variable's list that does not fit the form's shape counts as none, as one that does not parse. */
 const nodes = (key: string, env: string) =>
-  defineSetting<ComfyUINode[]>({ key, env, default: [], parse: jsonOr([], (v) => nodeListProblem(v) === null), check: nodeListProblem });
+  defineSetting<ComfyUINode[]>({ key, env, default: [], parse: parsers.jsonOr([], (v) => nodeListProblem(v) === null), check: nodeListProblem });
 const keyOf = (definition: SettingDefinition<unknown>) => definition.key;
 
 /** The OpenAI base URL without its trailing slash, as config.py normalizes OPENAI_API_BASE_URL. */

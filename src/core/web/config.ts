@@ -104,18 +104,6 @@ const FIELDS = {
 
 export type WebField = keyof typeof FIELDS;
 
-/** WEB_SEARCH_DOMAIN_FILTER_LIST and LINKUP_SEARCH_PARAMS are JSON in the environment. */
-const jsonOr =
-  <T>(fallback: T, valid: (v: unknown) => boolean) =>
-  (raw: string): T => {
-    try {
-      const value = JSON.parse(raw) as unknown;
-      return valid(value) ? (value as T) : fallback;
-    } catch {
-      return fallback;
-    }
-  };
-
 /** Settings the retrieval core already declares (the same keys), reused rather than declared twice. */
 const DECLARED: Partial<Record<WebField, SettingDefinition>> = {
   YOUTUBE_LOADER_LANGUAGE: YOUTUBE_LOADER_LANGUAGE as SettingDefinition,
@@ -134,9 +122,9 @@ function settingOf(field: WebField, spec: Field): SettingDefinition {
     case 'nullableInt':
       return defineSetting({ ...base, parse: (raw) => (Number.isFinite(Number.parseInt(raw, 10)) ? Number.parseInt(raw, 10) : null), check: checks.nullableInt });
     case 'list':
-      return defineSetting({ ...base, parse: jsonOr<unknown[]>([], Array.isArray), check: checks.list });
+      return defineSetting({ ...base, parse: parsers.jsonOr<unknown[]>([], Array.isArray), check: checks.list });
     case 'object':
-      return defineSetting({ ...base, parse: jsonOr({}, (v) => v !== null && typeof v === 'object' && !Array.isArray(v)), check: checks.object });
+      return defineSetting({ ...base, parse: parsers.jsonOr({}, (v) => v !== null && typeof v === 'object' && !Array.isArray(v)), check: checks.object });
     case 'nullableString':
       return defineSetting({ ...base, check: checks.nullableString });
     default:
