@@ -4,7 +4,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { SettingsStore } from '../../config/settings.js';
 import { AccessGrantStore } from '../../core/access/store.js';
-import { EVERYONE, type GrantSpec, RESOURCE_TYPES } from '../../core/access/grants.js';
+import { type AccessGrant, EVERYONE, type GrantSpec, RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { UserRecord } from '../../core/auth/user.js';
 import type { Db, DialectName } from '../../core/db/database.js';
 import type { Database } from '../../core/db/tables.js';
@@ -397,18 +397,8 @@ const GRANTED_TABLES: Record<string, keyof Database> = {
   [RESOURCE_TYPES.sharedChat]: 'shared_chat',
 };
 
-interface GrantRecord {
-  id: string;
-  resource_type: string;
-  resource_id: string;
-  principal_type: string;
-  principal_id: string;
-  permission: string;
-  created_at: number;
-}
-
 /** 0.7.2 and later: the access_grant table, for the resources carried over. */
-const grants: TableImport<GrantRecord> = {
+const grants: TableImport<AccessGrant> = {
   source: 'access_grant',
   target: 'access_grant',
   convert(row, ctx) {
