@@ -14,6 +14,9 @@ import { configuredProviders, type OAuthProvider } from './providers.js';
 import { readOAuthOptions, type OAuthOptions } from './settings.js';
 import { type OAuthSessionRow, OAuthSessionStore } from './store.js';
 
+/** The reference raises a bare `HTTPException(404)` on these routes: FastAPI's own words. */
+const fastApiNotFound = () => new HttpError(404, 'Not Found');
+
 type Claims = Record<string, unknown>;
 
 /** What the browser keeps between /login and /callback, sealed (state, nonce, PKCE verifier). */
@@ -145,7 +148,7 @@ export class OAuthService {
 
   private provider(name: string): OAuthProvider {
     const provider = this.providers().find((p) => p.name === name);
-    if (!provider) throw notFound();
+    if (!provider) throw fastApiNotFound();
     return provider;
   }
 
@@ -549,7 +552,7 @@ export class OAuthService {
 
   private requireToolServerClient(key: string): OAuthProvider {
     const client = this.toolServerClient(key);
-    if (!client) throw notFound();
+    if (!client) throw fastApiNotFound();
     return client;
   }
 
@@ -673,7 +676,7 @@ export class OAuthService {
    */
   async backchannelLogout(logoutToken: string | undefined): Promise<{ status: number; body: Record<string, string> }> {
     const refuse = (description: string) => ({ status: 400, body: { error: 'invalid_request', error_description: description } });
-    if (!this.options.enableBackchannelLogout) throw notFound();
+    if (!this.options.enableBackchannelLogout) throw fastApiNotFound();
     if (!logoutToken) return refuse('Missing logout_token parameter');
     const { decodeJwt, createRemoteJWKSet, jwtVerify } = await import('jose');
     let issuer: unknown;
