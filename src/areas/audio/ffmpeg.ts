@@ -18,9 +18,17 @@ const ERROR_PROCESSING = (reason: string) => `Error processing audio file: ${rea
 /** Formats every speech-to-text provider takes as they are (the reference's SUPPORTED_FORMATS). */
 const SUPPORTED_CODECS = new Set(['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'wav', 'webm']);
 
+/**
+ * Uploads are hostile: ffmpeg reads only the local file (a playlist inside cannot reach a URL or
+ * other files: no HLS or concat demuxer) and gives up after a while on a file built to keep it busy.
+ */
+const INPUT_LIMITS = ['-protocol_whitelist', 'file', '-format_whitelist', 'mp3,wav,flac,ogg,matroska,webm,mov,mp4,m4a,aac,amr,caf,w64,aiff,au,asf,avi,mpeg,mpegts,s16le'];
+const RUN_LIMITS = { maxBuffer: MAX_OUTPUT, timeout: 10 * 60_000, killSignal: 'SIGKILL' as const };
+
 async function ffmpeg(args: string[]): Promise<void> {
+  const input = args.indexOf('-i');
   try {
-    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args], { maxBuffer: MAX_OUTPUT });
+    await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args.slice(0, input), ...INPUT_LIMITS, ...args.slice(input)], RUN_LIMITS);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'ffmpeg is not installed' : String((error as { stderr?: string }).stderr || (error as Error).message).trim();
     throw new HttpError(400, `Audio conversion failed. The audio file may be corrupted or empty. (${reason.slice(0, 300)})`);
@@ -37,9 +45,7 @@ interface Probe {
 /** The first stream's codec and the duration; null when ffprobe cannot read the file. */
 async function probe(file: string): Promise<Probe | null> {
   try {
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,codec_type,codec_tag_string:format=duration', '-of', 'json', file], {
-      maxBuffer: MAX_OUTPUT,
-    });
+    const { stdout } = await run('ffprobe', ['-v', 'error', ...INPUT_LIMITS, '-show_entries', 'stream=codec_name,codec_type,codec_tag_string:format=duration', '-of', 'json', file], RUN_LIMITS);
     const info = JSON.parse(stdout) as { streams?: Record<string, string>[]; format?: { duration?: string } };
     const first = info.streams?.[0] ?? {};
     return {
