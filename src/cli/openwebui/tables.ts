@@ -165,12 +165,7 @@ const channels: TableImport<WithGrants<ChannelRecord>> = {
       grants: legacyGrants(row, ctx),
     };
   },
-  async write(records, ctx) {
-    await ctx.db.transaction().execute(async (trx) => {
-      for (const { grants: _grants, ...channel } of records) await new ChannelStore(trx).insert(channel);
-      await writeGrants(trx, RESOURCE_TYPES.channel, records);
-    });
-  },
+  write: (records, ctx) => writeGranted(ctx.db, RESOURCE_TYPES.channel, records, (trx, channel) => new ChannelStore(trx).insert(channel)),
 };
 
 const channelMembers: TableImport<MemberRecord> = {
@@ -381,6 +376,19 @@ type WithGrants<T> = T & { grants: GrantSpec[] };
 
 async function writeGrants(db: Db, resourceType: string, records: { id: string; grants: GrantSpec[]; created_at: number }[]): Promise<void> {
   for (const record of records) await new AccessGrantStore(db).insert(resourceType, record.id, record.grants, record.created_at);
+}
+
+/** Rows of a shareable resource: each row, then the grants of all, in one transaction. */
+async function writeGranted<T extends { id: string; grants: GrantSpec[]; created_at: number }>(
+  db: Db,
+  resourceType: string,
+  records: T[],
+  insert: (trx: Db, record: Omit<T, 'grants'>) => Promise<unknown>,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const { grants: _grants, ...record } of records) await insert(trx, record);
+    await writeGrants(trx, resourceType, records);
+  });
 }
 
 /** The resource types Parley holds, by the tables the importer writes. */
@@ -794,12 +802,7 @@ const models: TableImport<WithGrants<ModelRecord>> = {
       grants: legacyGrants(row, ctx),
     };
   },
-  async write(records, ctx) {
-    await ctx.db.transaction().execute(async (trx) => {
-      for (const { grants: _grants, ...model } of records) await new ModelStore(trx).insert(model);
-      await writeGrants(trx, RESOURCE_TYPES.model, records);
-    });
-  },
+  write: (records, ctx) => writeGranted(ctx.db, RESOURCE_TYPES.model, records, (trx, model) => new ModelStore(trx).insert(model)),
 };
 
 /** ToolMeta keeps exactly its three keys. */
@@ -942,12 +945,7 @@ const notes: TableImport<WithGrants<NoteRecord>> = {
       grants: legacyGrants(row, ctx),
     };
   },
-  async write(records, ctx) {
-    await ctx.db.transaction().execute(async (trx) => {
-      for (const { grants: _grants, ...note } of records) await new NoteStore(trx).insert(note);
-      await writeGrants(trx, RESOURCE_TYPES.note, records);
-    });
-  },
+  write: (records, ctx) => writeGranted(ctx.db, RESOURCE_TYPES.note, records, (trx, note) => new NoteStore(trx).insert(note)),
 };
 
 const memories: TableImport<MemoryRecord> = {
