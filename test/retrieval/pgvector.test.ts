@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { up as retrievalTables } from '../../src/core/db/migrations/0010_retrieval.js';
+import { up as retrievalTitles } from '../../src/core/db/migrations/0021_retrieval_titles.js';
 import { PostgresChunkStore } from '../../src/core/retrieval/postgres-store.js';
 import { startPglite, type TestPglite } from '../helpers/pglite.js';
 
@@ -20,7 +21,7 @@ function vectorOf(seed: number, dimensions = DIMENSIONS): Float32Array {
     return state / 2 ** 32 - 0.5;
   });
 }
-const chunksNamed = (names: string[]) => names.map((text) => ({ text, metadata: { name: text }, fileId: text }));
+const chunksNamed = (names: string[]) => names.map((text) => ({ text, metadata: { name: text }, fileId: text, title: '' }));
 
 describe('the PostgreSQL chunk store with pgvector', () => {
   let pg: TestPglite;
@@ -29,6 +30,7 @@ describe('the PostgreSQL chunk store with pgvector', () => {
   beforeAll(async () => {
     pg = await startPglite();
     await retrievalTables(pg.db as never);
+    await retrievalTitles(pg.db as never);
     store = new PostgresChunkStore(pg.db);
     expect(await store.start()).toEqual({ pgvector: true });
   }, 120_000);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fakeEmbeddingEngine, fakeRelevance } from '../helpers/fake-embeddings.js';
-import type { ApiClient } from '../helpers/server.js';
+import { type ApiClient, dialect } from '../helpers/server.js';
 import type { Account } from '../helpers/users.js';
 import { useServer } from '../helpers/world.js';
 import { PASSAGES, QUESTIONS } from './corpus.js';
@@ -61,6 +61,47 @@ describe('retrieval without an embedding engine (lexical)', () => {
     expect((await ask(world.api, world.admin, 'corpus', 'zyxwv qwertyuiop')).documents).toEqual([[]]);
     const tricky = await ask(world.api, world.admin, 'corpus', 'tides" OR NEAR(* -) AND {col}: "moon');
     expect(tricky.metadatas[0]![0]!.name).toBe('tides');
+  });
+});
+
+describe('lexical ranking: titles, headings, question words, repeated texts', () => {
+  const world = useServer({ admin: 'Ranking Admin' });
+  const index = async (collection: string, name: string, content: string) =>
+    expect((await world.api.post('/api/v1/retrieval/process/text', { name, content, collection_name: collection }, { token: world.admin.token })).status).toBe(200);
+  const names = async (collection: string, query: string, k = 3) => (await ask(world.api, world.admin, collection, query, { k })).metadatas[0]!.map((m) => m.name);
+  const filler = (topic: string, n: number) => Array.from({ length: n }, (_, i) => `${topic} note ${i}: boilers, radiators, valves and pipes are checked every spring by the caretaker.`).join('\n\n');
+
+  it('finds a chunk by its document’s name and by the Markdown headings above it, though its text has neither', async () => {
+    const body = Array.from({ length: 12 }, (_, i) => `Step ${i}: pour the white vinegar in, wait ten minutes, rinse twice with cold water and wipe the base.`).join(' ');
+    await index('manuals', 'Kettle Handbook.md', `# Kettle\n\n## Descaling\n\n${body}\n\n## Warranty\n\nTwo years from purchase.`);
+    await index('manuals', 'Heating Log.md', filler('heating', 6));
+    const chunks = await world.server.parley.services.retrieval.documents('manuals');
+    const later = chunks.filter((c) => c.metadata.name === 'Kettle Handbook.md' && !/descal|kettle/i.test(c.text));
+    expect(later.length).toBeGreaterThan(0);
+    // Only the heading and the file name say "descaling" and "kettle": the chunks under them come first.
+    const found = await ask(world.api, world.admin, 'manuals', 'kettle descaling', { k: 3 });
+    expect(found.metadatas[0]!.every((m) => m.name === 'Kettle Handbook.md')).toBe(true);
+    expect(found.documents[0]!.some((text) => later.some((chunk) => chunk.text === text && !chunk.text.includes('Warranty')))).toBe(true);
+    // The name without its extension: "md" is no word of the title.
+    expect(await names('manuals', 'handbook')).toEqual(expect.arrayContaining(['Kettle Handbook.md']));
+  });
+
+  it('ranks by the words a question asks about, not by its function words', async () => {
+    await index('chatty', 'faq', 'What is it that you do when it is how it is? It is what it is, and that is how we do it when we can.');
+    await index('chatty', 'capacitor', 'Reset: hold the front button of the flux capacitor for five seconds until the lamp blinks.');
+    await index('chatty', 'heating', filler('heating', 4));
+    expect((await names('chatty', 'How do I reset the capacitor when it is what it is?', 1))).toEqual(['capacitor']);
+    // A question of function words only still matches by them (on SQLite: PostgreSQL's 'english'
+    // text search configuration leaves them out of its index).
+    if (dialect === 'sqlite') expect(await names('chatty', 'what is it', 1)).toEqual(['faq']);
+  });
+
+  it('answers k distinct chunks when a text is in a collection twice', async () => {
+    const passages = ['Otters hold hands while sleeping.', 'Otters keep a favourite stone.', 'Otters groom their fur for hours.'];
+    for (const [i, text] of passages.entries()) await index('otters', `otter-${i}`, text);
+    await index('otters', 'otter-0-copy', passages[0]!);
+    const found = await ask(world.api, world.admin, 'otters', 'otters', { k: 3 });
+    expect(new Set(found.documents[0])).toEqual(new Set(passages));
   });
 });
 

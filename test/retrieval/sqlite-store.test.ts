@@ -36,9 +36,9 @@ describe('the embedded chunk store', () => {
 
   it('finds a large collection’s nearest chunks, never another collection’s, and follows later writes', async () => {
     // 600 chunks: more than the candidates a vector search ranks exactly.
-    const big = Array.from({ length: 600 }, (_, i) => ({ text: `big chunk ${i}`, metadata: {}, fileId: `big-${i % 60}` }));
+    const big = Array.from({ length: 600 }, (_, i) => ({ text: `big chunk ${i}`, metadata: {}, fileId: `big-${i % 60}`, title: '' }));
     await store.insert('big', big, { space: SPACE, vectors: big.map((_, i) => randomVector(i + 1)) });
-    const small = [{ text: 'small chunk', metadata: {}, fileId: 'small' }];
+    const small = [{ text: 'small chunk', metadata: {}, fileId: 'small', title: '' }];
     await store.insert('small', small, { space: SPACE, vectors: [randomVector(7)] });
 
     const first = await store.nearest('big', SPACE, randomVector(8), 3);
@@ -51,7 +51,7 @@ describe('the embedded chunk store', () => {
     // Removed after the first search: never found again; added after it: found.
     await store.removeFile('big', 'big-7');
     expect((await store.nearest('big', SPACE, randomVector(8), 3)).map((c) => c.text)).not.toContain('big chunk 7');
-    await store.insert('big', [{ text: 'late chunk', metadata: {}, fileId: 'late' }], { space: SPACE, vectors: [randomVector(999)] });
+    await store.insert('big', [{ text: 'late chunk', metadata: {}, fileId: 'late', title: '' }], { space: SPACE, vectors: [randomVector(999)] });
     expect((await store.nearest('big', SPACE, randomVector(999), 1)).map((c) => c.text)).toEqual(['late chunk']);
 
     await store.drop(['big']);
@@ -61,13 +61,13 @@ describe('the embedded chunk store', () => {
   it('follows writes another process made to the same file (a second instance on one data folder)', async () => {
     const other = new SqliteChunkStore(dataDir);
     try {
-      const shared = Array.from({ length: 400 }, (_, i) => ({ text: `shared chunk ${i}`, metadata: {}, fileId: `shared-${i % 40}` }));
+      const shared = Array.from({ length: 400 }, (_, i) => ({ text: `shared chunk ${i}`, metadata: {}, fileId: `shared-${i % 40}`, title: '' }));
       await store.insert('shared', shared, { space: SPACE, vectors: shared.map((_, i) => randomVector(i + 5000)) });
       // This store's sign bits and word counts are now kept in memory...
       expect((await store.nearest('shared', SPACE, randomVector(5003), 1)).map((c) => c.text)).toEqual(['shared chunk 3']);
       expect(await store.lexical('shared', 'zebra', 3)).toEqual([]);
       // ...then the other one writes: seen at the next search, and its removals too.
-      await other.insert('shared', [{ text: 'zebra crossing', metadata: {}, fileId: 'zebra' }], { space: SPACE, vectors: [randomVector(4242)] });
+      await other.insert('shared', [{ text: 'zebra crossing', metadata: {}, fileId: 'zebra', title: '' }], { space: SPACE, vectors: [randomVector(4242)] });
       expect((await store.nearest('shared', SPACE, randomVector(4242), 1)).map((c) => c.text)).toEqual(['zebra crossing']);
       expect((await store.lexical('shared', 'zebra', 3)).map((c) => c.text)).toEqual(['zebra crossing']);
       await other.removeFile('shared', 'zebra');
@@ -79,11 +79,11 @@ describe('the embedded chunk store', () => {
 
   it('ranks a collection that is most of the store by its own chunks, even when another collection’s rank higher', async () => {
     await store.clear();
-    const filler = Array.from({ length: 200 }, (_, i) => ({ text: `ordinary text number ${i} about gardens and rivers`, metadata: {}, fileId: 'filler' }));
-    const zebras = Array.from({ length: 4 }, (_, i) => ({ text: `a zebra ${i} among gardens, rivers, hills and many other words of the field`, metadata: {}, fileId: 'zebras' }));
+    const filler = Array.from({ length: 200 }, (_, i) => ({ text: `ordinary text number ${i} about gardens and rivers`, metadata: {}, fileId: 'filler', title: '' }));
+    const zebras = Array.from({ length: 4 }, (_, i) => ({ text: `a zebra ${i} among gardens, rivers, hills and many other words of the field`, metadata: {}, fileId: 'zebras', title: '' }));
     await store.insert('large', [...filler, ...zebras], null);
     // A small collection whose chunks say "zebra" more often: store-wide, they rank first.
-    await store.insert('other', Array.from({ length: 30 }, (_, i) => ({ text: `zebra zebra ${i}`, metadata: {}, fileId: 'other' })), null);
+    await store.insert('other', Array.from({ length: 30 }, (_, i) => ({ text: `zebra zebra ${i}`, metadata: {}, fileId: 'other', title: '' })), null);
     const found = await store.lexical('large', 'zebra', 3);
     expect(found).toHaveLength(3);
     for (const chunk of found) expect(chunk).toMatchObject({ collection: 'large', text: expect.stringContaining('zebra') });
@@ -93,8 +93,8 @@ describe('the embedded chunk store', () => {
 
   it('matches only the rarest word when every word is in over half the chunks', async () => {
     await store.clear();
-    const short = Array.from({ length: 3 }, (_, i) => ({ text: `alpha ${i}`, metadata: {}, fileId: 'short' }));
-    const long = Array.from({ length: 7 }, (_, i) => ({ text: `alpha beta and a few more words to make it longer ${i}`, metadata: {}, fileId: 'long' }));
+    const short = Array.from({ length: 3 }, (_, i) => ({ text: `alpha ${i}`, metadata: {}, fileId: 'short', title: '' }));
+    const long = Array.from({ length: 7 }, (_, i) => ({ text: `alpha beta and a few more words to make it longer ${i}`, metadata: {}, fileId: 'long', title: '' }));
     await store.insert('words', [...short, ...long], null);
     // Both words counted once against the "over half" cap, then again to find the rarer one.
     for (let i = 0; i < 2; i++) {

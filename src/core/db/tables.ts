@@ -467,13 +467,15 @@ export interface KnowledgeFileTable {
   updated_at: number;
 }
 
-/** A chunk of indexed text (PostgreSQL; SQLite keeps chunks in their own file). `fts` is generated. */
+/** A chunk of indexed text (PostgreSQL; SQLite keeps chunks in their own file). `fts` is generated from title and text. */
 export interface RetrievalChunkTable {
   id: Generated<number>;
   collection: string;
   file_id: string | null;
   text: string;
   metadata: string;
+  /** What the chunk is under (its document's title, its headings), weighed apart in `fts`. */
+  title: string;
 }
 
 /** A chunk's vector in one vector space (embedding model and dimensions). */

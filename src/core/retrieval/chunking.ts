@@ -91,25 +91,72 @@ function tokenSplit(text: string, size: number, overlap: number, encodingName: s
   return chunks;
 }
 
+const FENCE = /^(```|~~~)/;
+const HEADING = /^(#{1,6}) +(.*?)(?: +#+)?$/;
+
+/**
+ * Markdown's code fences and headings, line by line: a heading line is one outside a fence.
+ * `read` takes the next line and tells the heading it is (level and title), or null.
+ */
+class MarkdownLines {
+  private fence: string | null = null;
+
+  read(line: string): { level: number; title: string } | null {
+    const trimmed = line.trim();
+    const fenceMark = FENCE.exec(trimmed)?.[1];
+    if (fenceMark && (this.fence === null || this.fence === fenceMark)) {
+      this.fence = this.fence === null ? fenceMark : null;
+      return null;
+    }
+    if (this.fence !== null) return null;
+    const heading = HEADING.exec(trimmed);
+    return heading ? { level: heading[1]!.length, title: heading[2]!.trim() } : null;
+  }
+}
+
 /** Sections at Markdown headers (outside code fences), each keeping its header line (strip_headers=False). */
 export function markdownSections(text: string): string[] {
   const sections: string[] = [];
+  const lines = new MarkdownLines();
   let current: string[] = [];
-  let fence: string | null = null;
   const flush = () => {
     const section = current.join('\n').trim();
     if (section) sections.push(section);
     current = [];
   };
   for (const line of text.split('\n')) {
-    const trimmed = line.trim();
-    const fenceMark = /^(```|~~~)/.exec(trimmed)?.[1];
-    if (fenceMark && (fence === null || fence === fenceMark)) fence = fence === null ? fenceMark : null;
-    else if (fence === null && /^#{1,6} /.test(trimmed)) flush();
+    if (lines.read(line)) flush();
     current.push(line);
   }
   flush();
   return sections;
+}
+
+/**
+ * The headings a position of a text is under (`# A`, `## B` → ['A', 'B']), read forward
+ * once as positions increase: chunks ask in order, so a document is scanned once.
+ */
+class HeadingTrail {
+  private readonly lines = new MarkdownLines();
+  private readonly trail: string[] = [];
+  private scanned = 0;
+
+  constructor(private readonly text: string) {}
+
+  /** The headings of the lines that start at or before `offset` (a chunk that opens a section is under its heading). */
+  at(offset: number): string[] {
+    while (this.scanned <= offset && this.scanned < this.text.length) {
+      const end = this.text.indexOf('\n', this.scanned);
+      const lineEnd = end === -1 ? this.text.length : end;
+      const heading = this.lines.read(this.text.slice(this.scanned, lineEnd));
+      if (heading) {
+        this.trail.length = Math.min(this.trail.length, heading.level - 1);
+        this.trail[heading.level - 1] = heading.title;
+      }
+      this.scanned = lineEnd + 1;
+    }
+    return this.trail.filter((title) => title !== undefined && title !== '');
+  }
 }
 
 /** The reference's merge_docs_to_target_size over one document's sections (they share source and file). */
@@ -137,15 +184,24 @@ function mergeToTargetSize(sections: string[], minSize: number, maxSize: number,
   return merged;
 }
 
+/** A chunk, and the Markdown headings it is under (the lexical index weighs them; they are not returned). */
+export interface Chunk extends RetrievalDocument {
+  headings: string[];
+}
+
 /** Chunks of `documents`, each with its document's metadata and `start_index`. */
-export function chunkDocuments(documents: RetrievalDocument[], options: ChunkingOptions): RetrievalDocument[] {
+export function chunkDocuments(documents: RetrievalDocument[], options: ChunkingOptions): Chunk[] {
   const length =
     options.splitter === 'token' ? (s: string) => encodingOf(options.encoding).encode(s).length : (s: string) => s.length;
   const overlap = Math.min(options.chunkOverlap, Math.max(0, options.chunkSize - 1));
-  const chunks: RetrievalDocument[] = [];
+  const chunks: Chunk[] = [];
   for (const document of documents) {
     let sections = options.markdownHeaders ? markdownSections(document.text) : [document.text];
     if (options.markdownHeaders && options.minSizeTarget > 0) sections = mergeToTargetSize(sections, options.minSizeTarget, options.chunkSize, length);
+    // Sections are the document's text in order (trimmed, perhaps joined by blank lines): their
+    // headings are followed through one trail, so a chunk knows the headings above it.
+    const trail = new HeadingTrail(sections.join('\n\n'));
+    let sectionStart = 0;
     for (const section of sections) {
       const pieces =
         options.splitter === 'token'
@@ -158,8 +214,9 @@ export function chunkDocuments(documents: RetrievalDocument[], options: Chunking
         const offset = index + previousLength - overlap;
         index = section.indexOf(piece, Math.max(0, offset));
         previousLength = piece.length;
-        chunks.push({ text: piece, metadata: { ...document.metadata, start_index: index } });
+        chunks.push({ text: piece, metadata: { ...document.metadata, start_index: index }, headings: trail.at(sectionStart + Math.max(0, index)) });
       }
+      sectionStart += section.length + 2;
     }
   }
   return chunks;

@@ -2,9 +2,12 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { chunks as slices, IDS_PER_QUERY } from '../db/batches.js';
 import type { Db } from '../db/database.js';
-import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type StoredChunk, toStored } from './store.js';
+import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type StoredChunk, TITLE_WEIGHT, toStored } from './store.js';
 
-/** Rows per insert statement: 5 parameters per chunk row, under PostgreSQL's 65,535. */
+/** ts_rank's weights of the labels {D, C, B, A}: text is D, the title A, weighed TITLE_WEIGHT times as much. */
+const TITLE_RANK_WEIGHTS = `{0.1, 0.2, 0.4, ${0.1 * TITLE_WEIGHT}}`;
+
+/** Rows per insert statement: 6 parameters per chunk row, under PostgreSQL's 65,535. */
 const ROWS_PER_INSERT = 1000;
 
 /**
@@ -55,7 +58,7 @@ export class PostgresChunkStore implements ChunkStore {
       for (const slice of slices(chunks, ROWS_PER_INSERT)) {
         const rows = await trx
           .insertInto('retrieval_chunk')
-          .values(slice.map((chunk) => ({ collection, file_id: chunk.fileId, text: chunk.text.replaceAll('\u0000', ''), metadata: JSON.stringify(chunk.metadata) })))
+          .values(slice.map((chunk) => ({ collection, file_id: chunk.fileId, text: chunk.text.replaceAll('\u0000', ''), metadata: JSON.stringify(chunk.metadata), title: chunk.title.replaceAll('\u0000', '') })))
           .returning('id')
           .execute();
         if (vectors && dimensions > 0) {
@@ -96,7 +99,7 @@ export class PostgresChunkStore implements ChunkStore {
     // Words are letters and digits only, so quoting them makes each a plain lexeme.
     const tsquery = words.map((word) => `'${word}'`).join(' | ');
     const rows = await sql<RawChunk & { score: number }>`
-      SELECT id, collection, text, metadata, ts_rank(fts, q) AS score
+      SELECT id, collection, text, metadata, ts_rank(${TITLE_RANK_WEIGHTS}, fts, q) AS score
       FROM retrieval_chunk, to_tsquery('english', ${tsquery}) q
       WHERE collection = ${collection} AND fts @@ q
       ORDER BY score DESC, id LIMIT ${k}`.execute(this.db);

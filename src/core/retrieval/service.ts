@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SettingsStore } from '../../config/settings.js';
 import { readBody, type UpstreamClient } from '../upstream/client.js';
-import { chunkDocuments } from './chunking.js';
+import { type Chunk, chunkDocuments } from './chunking.js';
 import { currentEmbedder, type Embedder, type EmbeddingOptions } from './embeddings.js';
 import type { IndexOptions, QueryOptions, Retrieval, RetrievalDocument, RetrievedChunk } from './retrieval.js';
 import {
@@ -24,7 +24,7 @@ import {
   TOP_K,
   TOP_K_RERANKER,
 } from './settings.js';
-import { type ChunkStore, cosine, type FoundChunk } from './store.js';
+import { type ChunkStore, cosine, documentTitle, type FoundChunk } from './store.js';
 
 /** What a route may ask of one query beyond `k` (the reference's QueryDocForm). */
 export interface SearchOptions extends QueryOptions {
@@ -57,6 +57,13 @@ function mergeAndSort(found: RetrievedChunk[], k: number): RetrievedChunk[] {
   return [...best.values()].sort((a, b) => b.score - a.score).slice(0, k);
 }
 
+/**
+ * What a chunk is under, for the lexical index: its document's title (a web page's) or name
+ * (a file's, without its extension), then the Markdown headings above it. A passage rarely
+ * repeats the words of its section's heading or its document's name, and questions use them.
+ */
+const titleOf = (chunk: Chunk) => [documentTitle(chunk.metadata), ...chunk.headings].filter(Boolean).join('\n');
+
 const retrieved = (chunk: FoundChunk, score: number): RetrievedChunk => ({ collection: chunk.collection, text: chunk.text, metadata: chunk.metadata, score });
 
 export class RetrievalService implements Retrieval {
@@ -72,8 +79,8 @@ export class RetrievalService implements Retrieval {
     return currentEmbedder(this.settings, this.client, this.embedding);
   }
 
-  chunk(documents: RetrievalDocument[], options: IndexOptions = {}): RetrievalDocument[] {
-    if (options.whole) return documents.filter((document) => document.text.trim() !== '').map((document) => ({ text: document.text, metadata: { ...document.metadata } }));
+  chunk(documents: RetrievalDocument[], options: IndexOptions = {}): Chunk[] {
+    if (options.whole) return documents.filter((document) => document.text.trim() !== '').map((document) => ({ text: document.text, metadata: { ...document.metadata }, headings: [] }));
     return chunkDocuments(documents, {
       splitter: this.settings.get(TEXT_SPLITTER) === 'token' ? 'token' : 'character',
       chunkSize: this.settings.get(CHUNK_SIZE),
@@ -94,7 +101,7 @@ export class RetrievalService implements Retrieval {
     const embeddingConfig = { engine: this.settings.get(RAG_EMBEDDING_ENGINE), model: this.settings.get(RAG_EMBEDDING_MODEL) };
     await this.store.insert(
       collection,
-      chunks.map((chunk) => ({ text: chunk.text, metadata: { ...chunk.metadata, embedding_config: embeddingConfig }, fileId: fileIdOf(chunk.metadata) })),
+      chunks.map((chunk) => ({ text: chunk.text, metadata: { ...chunk.metadata, embedding_config: embeddingConfig }, fileId: fileIdOf(chunk.metadata), title: titleOf(chunk) })),
       vectors,
       options.replaceFileId,
     );
@@ -129,8 +136,10 @@ export class RetrievalService implements Retrieval {
     const k = options.k ?? this.settings.get(TOP_K);
     const embedder = this.embedder();
     const found: RetrievedChunk[] = [];
+    // Twice k from each search: identical texts (one file twice in a knowledge base) count once in mergeAndSort.
+    const fetched = 2 * k;
     if (!embedder) {
-      for (const query of asked) for (const collection of names) for (const chunk of await this.store.lexical(collection, query, k)) found.push(retrieved(chunk, boundedScore(chunk.score)));
+      for (const query of asked) for (const collection of names) for (const chunk of await this.store.lexical(collection, query, fetched)) found.push(retrieved(chunk, boundedScore(chunk.score)));
       return mergeAndSort(found, k);
     }
     const queryVectors = await embedder.embed(asked, 'query');
@@ -138,7 +147,7 @@ export class RetrievalService implements Retrieval {
     for (const [i, query] of asked.entries()) {
       for (const collection of names) {
         if (hybrid) found.push(...(await this.hybrid(collection, query, queryVectors[i]!, embedder.space, k, options)));
-        else for (const chunk of await this.store.nearest(collection, embedder.space, queryVectors[i]!, k)) found.push(retrieved(chunk, chunk.score));
+        else for (const chunk of await this.store.nearest(collection, embedder.space, queryVectors[i]!, fetched)) found.push(retrieved(chunk, chunk.score));
       }
     }
     return mergeAndSort(found, k);

@@ -9,6 +9,8 @@ export interface NewChunk {
   text: string;
   metadata: Record<string, unknown>;
   fileId: string | null;
+  /** What the chunk is under (its document's title, its headings): indexed with the text, weighed apart, not returned. */
+  title: string;
 }
 
 export interface StoredChunk {
@@ -60,9 +62,42 @@ export interface ChunkStore {
   close(): Promise<void>;
 }
 
-/** The words of a query, for the lexical index: letters and digits only (never operators). */
+/**
+ * How much a word of the title a chunk is under counts in the lexical rank, against one of its
+ * text (FTS5 column weight; ts_rank label weight). Measured with the recall sets of
+ * bench/scenarios/retrieval-recall.js (docs/retrieval.md): 0.5, 1, 2 and 3 were tried.
+ */
+export const TITLE_WEIGHT = 1;
+
+/** A document's title for the lexical index: a web page's title, or a file's name without its extension. */
+export function documentTitle(metadata: Record<string, unknown>): string {
+  const { title, name } = metadata;
+  if (typeof title === 'string' && title !== '') return title;
+  return typeof name === 'string' ? name.replace(/\.[\p{L}\p{N}]{1,8}$/u, '') : '';
+}
+
+/**
+ * English function words a question is phrased with (articles, pronouns, prepositions,
+ * auxiliaries, question words). In a small collection their IDF is not low enough to keep a
+ * chunk full of them from outranking the one with the asked-about words. Negations and
+ * quantifiers (not, no, only, all, ...) stay: they change what is asked. Measured against
+ * fuller lists (NLTK's, the npm package `stopword`'s, Lucene's) on the recall sets of
+ * bench/scenarios/retrieval-recall.js: this one ranked best (docs/retrieval.md).
+ */
+const QUESTION_WORDS = new Set(
+  ('a an the and or but if as at by for from in into of on to with about i me my we our you your he him his she her it its they them their ' +
+    'this that these those what which who whom whose when where why how am is are was were be been being have has had having do does did doing ' +
+    'can could will would shall should may might must').split(' '),
+);
+
+/**
+ * The words of a query, for the lexical index: letters and digits only (never operators),
+ * without the question's function words unless nothing else is left.
+ */
 export function queryWords(query: string): string[] {
-  return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 64);
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 64);
+  const asked = words.filter((word) => !QUESTION_WORDS.has(word));
+  return asked.length > 0 ? asked : words;
 }
 
 export function cosine(a: Float32Array, b: Float32Array): number {

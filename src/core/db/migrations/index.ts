@@ -19,6 +19,7 @@ import * as scheduler from './0017_scheduler.js';
 import * as calendar from './0018_calendar.js';
 import * as evaluations from './0019_evaluations.js';
 import * as userSessionCutoffs from './0020_user_session_cutoffs.js';
+import * as retrievalTitles from './0021_retrieval_titles.js';
 
 /** Migrations in code, applied in name order at start-up. Append; never edit a released one. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018_calendar': calendar,
   '0019_evaluations': evaluations,
   '0020_user_session_cutoffs': userSessionCutoffs,
+  '0021_retrieval_titles': retrievalTitles,
 };
 
 export const migrationProvider: MigrationProvider = {
