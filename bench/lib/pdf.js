@@ -1,9 +1,9 @@
 /**
  * A PDF with one page of text per entry (Helvetica, the offsets of its xref
- * computed; `locked`: password-protected), for the bench's extraction figure
- * and the tests (test/helpers/documents.ts).
+ * computed; `locked`: password-protected; `title`: the document info's Title),
+ * for the bench's extraction figure and the tests (test/helpers/documents.ts).
  * @param {string[]} pages
- * @param {{ locked?: boolean }} [options]
+ * @param {{ locked?: boolean, title?: string }} [options]
  * @returns {Buffer}
  */
 export function makePdf(pages, options = {}) {
@@ -12,12 +12,14 @@ export function makePdf(pages, options = {}) {
   objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
   objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
+  const escape = (text) => text.replace(/[\\()]/g, (c) => `\\${c}`);
   pages.forEach((text, i) => {
-    const escaped = text.replace(/[\\()]/g, (c) => `\\${c}`);
-    const stream = `BT /F1 12 Tf 72 720 Td (${escaped}) Tj ET`;
+    const stream = `BT /F1 12 Tf 72 720 Td (${escape(text)}) Tj ET`;
     objects[4 + i * 2] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`;
     objects[5 + i * 2] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
   });
+  const info = options.title === undefined ? '' : ` /Info ${objects.length} 0 R`;
+  if (info) objects.push(`<< /Title (${escape(options.title)}) >>`);
   let pdf = '%PDF-1.4\n';
   const offsets = [];
   for (let id = 1; id < objects.length; id++) {
@@ -31,6 +33,6 @@ export function makePdf(pages, options = {}) {
   const lock = options.locked
     ? ` /Encrypt << /Filter /Standard /V 1 /R 2 /O <${'11'.repeat(32)}> /U <${'22'.repeat(32)}> /P -4 >> /ID [<${'33'.repeat(16)}> <${'33'.repeat(16)}>]`
     : '';
-  pdf += `trailer\n<< /Size ${objects.length} /Root 1 0 R${lock} >>\nstartxref\n${xref}\n%%EOF\n`;
+  pdf += `trailer\n<< /Size ${objects.length} /Root 1 0 R${info}${lock} >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(pdf, 'latin1');
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ExtractionError, looksLikeText } from './extraction-shared.js';
+import { type Extracted, type ExtractedPage, ExtractionError, looksLikeText } from './extraction-shared.js';
 import { htmlToText } from './markup.js';
 import { epubText, odtText, pptxText, xlsxText } from './office.js';
 
@@ -33,12 +33,16 @@ export function decodeText(bytes: Buffer): string | null {
   }
 }
 
-/** The extracted text of a file, or an ExtractionError saying why there is none. */
-export async function extractText(localPath: string, name: string, contentType: string | null): Promise<string> {
+/** The extracted text of a file (with its pages, a PDF's), or an ExtractionError saying why there is none. */
+export async function extractText(localPath: string, name: string, contentType: string | null): Promise<Extracted> {
   const extension = extensionOf(name);
   const type = (contentType ?? '').toLowerCase();
   const bytes = await readFile(localPath);
-  if (extension === 'pdf' || type === 'application/pdf') return pdfText(bytes);
+  if (extension === 'pdf' || type === 'application/pdf') return pdfPages(bytes);
+  return { text: await documentText(bytes, extension, type, contentType) };
+}
+
+async function documentText(bytes: Buffer, extension: string, type: string, contentType: string | null): Promise<string> {
   if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
   const reader = DOCUMENT_READERS[extension] ?? DOCUMENT_READERS[DOCUMENT_TYPES[type]];
   if (reader) {
@@ -60,25 +64,39 @@ export async function extractText(localPath: string, name: string, contentType: 
   return text;
 }
 
-/** The text of every page, pages apart by a blank line; a locked or broken PDF says so. */
-export async function pdfText(bytes: Buffer): Promise<string> {
+/** The document info the reference's PDF loader (pypdf) copies onto every page, by its lower-cased names. */
+const PDF_INFO = { Title: 'title', Author: 'author', Subject: 'subject', Creator: 'creator', Producer: 'producer' } as const;
+
+/**
+ * A PDF's pages, as the reference's loader reads them (PyPDFLoader, mode `page`): each page's
+ * text with `page` (from 0), `page_label` (the document's own labels, else the number),
+ * `total_pages` and the document's info; the whole text is the pages apart by a blank line. A
+ * locked or broken PDF says so.
+ */
+export async function pdfPages(bytes: Buffer): Promise<Extracted> {
   const { getDocumentProxy } = await import('unpdf');
   let document: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
   try {
     document = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
-    const pages: string[] = [];
+    const info: Record<string, string> = {};
+    const stated = ((await document.getMetadata().catch(() => null))?.info ?? {}) as Record<string, unknown>;
+    for (const [key, name] of Object.entries(PDF_INFO)) {
+      const value = stated[key];
+      if (typeof value === 'string' && value.trim() !== '') info[name] = value.trim();
+    }
+    const labels = await document.getPageLabels().catch(() => null);
+    const pages: ExtractedPage[] = [];
     for (let number = 1; number <= document.numPages; number++) {
       const page = await document.getPage(number);
       const content = await page.getTextContent();
-      pages.push(
-        (content.items as { str?: string; hasEOL?: boolean }[])
-          .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
-          .join('')
-          .trim(),
-      );
+      const text = (content.items as { str?: string; hasEOL?: boolean }[])
+        .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
+        .join('')
+        .trim();
+      pages.push({ text, metadata: { ...info, total_pages: document.numPages, page: number - 1, page_label: labels?.[number - 1] || String(number) } });
       page.cleanup();
     }
-    return pages.join('\n\n');
+    return { text: pages.map((page) => page.text).join('\n\n'), pages };
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'PasswordException') throw new ExtractionError('The PDF is password-protected');

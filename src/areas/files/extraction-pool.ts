@@ -4,7 +4,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ExtractionError } from './extraction-shared.js';
+import { type Extracted, ExtractionError } from './extraction-shared.js';
 import type { ExtractionReply, ExtractionTask } from './extraction-worker.js';
 
 interface Slot {
@@ -15,7 +15,7 @@ interface Slot {
 
 interface Pending {
   task: ExtractionTask;
-  resolve: (text: string) => void;
+  resolve: (extracted: Extracted) => void;
   reject: (error: Error) => void;
   timer?: NodeJS.Timeout;
 }
@@ -40,8 +40,8 @@ export class ExtractionPool {
     private readonly memoryMb: number,
   ) {}
 
-  /** The text of a stored file, or an ExtractionError. */
-  async run(task: ExtractionTask): Promise<string> {
+  /** The text (and pages) of a stored file, or an ExtractionError. */
+  async run(task: ExtractionTask): Promise<Extracted> {
     this.entry ??= await workerEntry();
     return new Promise((resolve, reject) => {
       this.queue.push({ task, resolve, reject });
@@ -85,7 +85,7 @@ export class ExtractionPool {
       clearTimeout(pending.timer);
       slot.task = null;
       worker.unref();
-      if ('text' in reply) pending.resolve(reply.text);
+      if ('extracted' in reply) pending.resolve(reply.extracted);
       else pending.reject(reply.readable ? new ExtractionError(reply.error) : new Error(reply.error));
       this.dispatch();
     });

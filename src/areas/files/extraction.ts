@@ -20,7 +20,7 @@ import {
 } from '../../core/retrieval/extraction-settings.js';
 import { doclingText, documentIntelligenceText, externalLoaderText, mistralOcrText, tikaText } from './engines.js';
 import { ExtractionPool } from './extraction-pool.js';
-import { ExtractionError, looksLikeText } from './extraction-shared.js';
+import { type Extracted, ExtractionError, looksLikeText } from './extraction-shared.js';
 
 export interface ExtractionOptions {
   /** Worker threads of the built-in extractors (CONTENT_EXTRACTION_WORKERS). */
@@ -97,7 +97,13 @@ export class ContentExtraction {
     this.pool = new ExtractionPool(options.workers, options.timeoutMs, options.workerMemoryMb);
   }
 
-  async extract(input: ExtractionInput): Promise<string> {
+  /** The file's text, and its pages when the built-in extractor read a paged document (a PDF). */
+  async extract(input: ExtractionInput): Promise<Extracted> {
+    const found = await this.found(input);
+    return typeof found === 'string' ? { text: found } : found;
+  }
+
+  private async found(input: ExtractionInput): Promise<Extracted | string> {
     const extension = path.extname(input.name).slice(1).toLowerCase();
     let type = (input.contentType ?? '').toLowerCase();
     if ((type.startsWith('image/') || type.startsWith('video/')) && looksLikeText(await head(input.path))) type = 'text/plain';

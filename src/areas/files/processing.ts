@@ -4,7 +4,7 @@ import type { ProcessedFile } from '../../core/knowledge.js';
 import { EmbeddingError } from '../../core/retrieval/embeddings.js';
 import type { Storage } from '../../core/storage/storage.js';
 import { ContentExtraction, type ExtractionOptions, type SpeechTranscriber } from './extraction.js';
-import { ExtractionError } from './extraction-shared.js';
+import { type Extracted, ExtractionError } from './extraction-shared.js';
 import { type FileRecord, FileStore } from './store.js';
 
 export interface ProcessingOptions extends ExtractionOptions {
@@ -51,7 +51,7 @@ export class FileProcessing {
     private readonly storage: Storage,
     private readonly options: ProcessingOptions,
     /** Indexes the extracted text for retrieval; throws EmbeddingError when the engine fails. */
-    private readonly index: (file: FileRecord, content: string) => Promise<void>,
+    private readonly index: (file: FileRecord, extracted: Extracted) => Promise<void>,
     /** Told when a file's extraction ended (knowledge bases index it then). */
     private readonly onProcessed: (file: ProcessedFile) => Promise<void> | undefined = () => undefined,
   ) {
@@ -144,8 +144,9 @@ export class FileProcessing {
       const name = typeof meta.name === 'string' ? meta.name : file.filename;
       const contentType = typeof meta.content_type === 'string' ? meta.content_type : null;
       const local = await this.storage.localPath(file.path);
-      const content = await this.extraction.extract({ path: local, name, contentType }).finally(() => this.storage.releaseLocalPath(file.path!));
-      await this.index(file, content);
+      const extracted = await this.extraction.extract({ path: local, name, contentType }).finally(() => this.storage.releaseLocalPath(file.path!));
+      await this.index(file, extracted);
+      const content = extracted.text;
       outcome = { hash: createHash('sha256').update(content).digest('hex'), data: { status: 'completed', content } };
     } catch (error) {
       const reason = error instanceof ExtractionError || error instanceof EmbeddingError ? error.message : `Extraction failed: ${(error as Error).message}`;

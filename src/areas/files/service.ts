@@ -17,6 +17,7 @@ import type { UsersService } from '../users/service.js';
 import type { Retrieval } from '../../core/retrieval/retrieval.js';
 import { ALLOWED_FILE_EXTENSIONS, BYPASS_EMBEDDING_AND_RETRIEVAL, FILE_MAX_SIZE } from '../../core/retrieval/settings.js';
 import type { SpeechTranscriber } from './extraction.js';
+import type { Extracted } from './extraction-shared.js';
 import { FileProcessing, readProcessingOptions } from './processing.js';
 import { type FilePatch, type FileRecord, FileStore } from './store.js';
 
@@ -164,14 +165,19 @@ export class FilesService {
 
   /**
    * Indexes a file's text into its collection `file-<id>`, replacing what it held, with the
-   * reference's chunk metadata; nothing when BYPASS_EMBEDDING_AND_RETRIEVAL. An embedding
-   * engine that fails throws its reason (the file is then `failed`).
+   * reference's chunk metadata (a PDF page by page, each page's chunks with its `page`,
+   * `page_label` and `total_pages`, so citations name the page); nothing when
+   * BYPASS_EMBEDDING_AND_RETRIEVAL. An embedding engine that fails throws its reason (the file
+   * is then `failed`).
    */
-  async index(file: FileRecord, content: string): Promise<void> {
+  async index(file: FileRecord, extracted: Extracted): Promise<void> {
     if (this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL)) return;
     const collection = `file-${file.id}`;
     const metadata = { ...(file.meta ?? {}), name: file.filename, created_by: file.user_id, file_id: file.id, source: file.filename };
-    await this.retrieval.index(collection, [{ text: content, metadata }], { replaceFileId: file.id });
+    const documents = extracted.pages
+      ? extracted.pages.map((page) => ({ text: page.text, metadata: { ...page.metadata, ...metadata } }))
+      : [{ text: extracted.text, metadata }];
+    await this.retrieval.index(collection, documents, { replaceFileId: file.id });
   }
 
   private store(): FileStore {
@@ -518,7 +524,7 @@ export class FilesService {
       );
     });
     // The reference re-processes the file with the new text (its chunks replaced).
-    await this.index(file, content).catch((error) => {
+    await this.index(file, { text: content }).catch((error) => {
       throw new HttpError(400, (error as Error).message);
     });
     return { content };

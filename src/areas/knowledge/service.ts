@@ -205,10 +205,21 @@ export class KnowledgeService implements KnowledgeFileReach {
 
   // ---- indexing --------------------------------------------------------------
 
-  /** Indexes a file's extracted text in a knowledge base's collection, replacing what it had there. */
+  /**
+   * Indexes a file in a knowledge base's collection, replacing what it had there: the chunks of
+   * the file's own collection (`file-<id>`) as they are, with their metadata (a PDF's pages) and
+   * titles, embedded with the current model, as the reference's process_file copies them; or its
+   * extracted text when it has none (retrieval was bypassed when it was processed).
+   */
   private async index(collection: string, file: Pick<FileRecord, 'id' | 'user_id' | 'filename' | 'hash' | 'data'>): Promise<void> {
-    const content = typeof file.data?.content === 'string' ? file.data.content : '';
     const metadata = { file_id: file.id, name: file.filename, source: file.filename, created_by: file.user_id, hash: file.hash };
+    const chunks = await this.retrieval.documents(`file-${file.id}`);
+    if (chunks.length > 0) {
+      const copies = chunks.map((chunk) => ({ text: chunk.text, title: chunk.title, metadata: { ...chunk.metadata, ...metadata } }));
+      await this.retrieval.index(collection, copies, { replaceFileId: file.id, whole: true });
+      return;
+    }
+    const content = typeof file.data?.content === 'string' ? file.data.content : '';
     await this.retrieval.index(collection, content.trim() ? [{ text: content, metadata }] : [], { replaceFileId: file.id });
   }
 

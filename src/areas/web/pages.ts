@@ -1,6 +1,6 @@
 import { FetchLimitError, GuardedFetch } from '../../core/http/guarded-fetch.js';
 import type { UrlGuard, UrlPolicy } from '../../core/http/url-guard.js';
-import { pdfText } from '../files/extract.js';
+import { pdfPages } from '../files/extract.js';
 import { htmlToText } from '../files/markup.js';
 
 /**
@@ -54,7 +54,7 @@ export class PageLoader {
     const { body, contentType } = await this.fetch(url, options);
     const type = contentType.split(';')[0].trim().toLowerCase();
     if (type === 'application/pdf' || (!type && body.subarray(0, 5).toString('latin1') === '%PDF-')) {
-      return { text: await pdfText(body), metadata: { source: url } };
+      return { text: (await pdfPages(body)).text, metadata: { source: url } };
     }
     if (!isText(type)) throw new PageLoadError(`${url} is ${type}, which is not a web page, text or PDF`);
     const text = decode(body, contentType);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { chunks as slices, IDS_PER_QUERY } from '../db/batches.js';
 import type { Db } from '../db/database.js';
-import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type StoredChunk, TITLE_WEIGHT, toStored } from './store.js';
+import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type TitledChunk, TITLE_WEIGHT, toStored } from './store.js';
 
 /** ts_rank's weights of the labels {D, C, B, A}: text is D, the title A, weighed TITLE_WEIGHT times as much. */
 const TITLE_RANK_WEIGHTS = `{0.1, 0.2, 0.4, ${0.1 * TITLE_WEIGHT}}`;
@@ -88,9 +88,9 @@ export class PostgresChunkStore implements ChunkStore {
     return (await this.db.selectFrom('retrieval_chunk').select('id').where('collection', '=', collection).limit(1).executeTakeFirst()) !== undefined;
   }
 
-  async chunks(collection: string): Promise<StoredChunk[]> {
-    const rows = await this.db.selectFrom('retrieval_chunk').select(['id', 'collection', 'text', 'metadata']).where('collection', '=', collection).orderBy('id').execute();
-    return rows.map(toStored);
+  async chunks(collection: string): Promise<TitledChunk[]> {
+    const rows = await this.db.selectFrom('retrieval_chunk').select(['id', 'collection', 'text', 'metadata', 'title']).where('collection', '=', collection).orderBy('id').execute();
+    return rows.map((row) => ({ ...toStored(row), title: row.title }));
   }
 
   async lexical(collection: string, query: string, k: number): Promise<FoundChunk[]> {

@@ -15,6 +15,12 @@ export interface RetrievalDocument {
   text: string;
   /** `file_id`, `name`, `source`, `page`, ... as the reference puts them (returned in `sources`). */
   metadata: Record<string, unknown>;
+  /**
+   * What the text is under, for the lexical index (its document's title, its headings): given
+   * by `documents()`, and kept when such a chunk is indexed whole elsewhere (a file's chunks
+   * copied into a knowledge base). Otherwise it comes from the metadata and the Markdown.
+   */
+  title?: string;
 }
 
 /** One chunk found by a query. `score` is higher for better matches (0..1 after hybrid fusion or reranking). */
@@ -44,7 +50,7 @@ export interface Retrieval {
   removeFile(collection: string, fileId: string): Promise<void>;
   /** Takes every chunk of the named collections out of the store. */
   dropCollections(collections: string[]): Promise<void>;
-  /** The chunks of a collection in their original order (for "full context" and reindexing). */
+  /** The chunks of a collection in their original order, with their titles (for "full context" and copies). */
   documents(collection: string): Promise<RetrievalDocument[]>;
   /** The best chunks for the queries over the collections (hybrid, reranked and thresholded per the retrieval config). */
   query(collections: string[], queries: string[], options?: QueryOptions): Promise<RetrievedChunk[]>;

@@ -79,8 +79,13 @@ export class RetrievalService implements Retrieval {
     return currentEmbedder(this.settings, this.client, this.embedding);
   }
 
-  chunk(documents: RetrievalDocument[], options: IndexOptions = {}): Chunk[] {
-    if (options.whole) return documents.filter((document) => document.text.trim() !== '').map((document) => ({ text: document.text, metadata: { ...document.metadata }, headings: [] }));
+  /** The chunks `index` stores, each with the title it is under. */
+  chunk(documents: RetrievalDocument[], options: IndexOptions = {}): Required<RetrievalDocument>[] {
+    if (options.whole) {
+      return documents
+        .filter((document) => document.text.trim() !== '')
+        .map((document) => ({ text: document.text, metadata: { ...document.metadata }, title: document.title ?? documentTitle(document.metadata) }));
+    }
     return chunkDocuments(documents, {
       splitter: this.settings.get(TEXT_SPLITTER) === 'token' ? 'token' : 'character',
       chunkSize: this.settings.get(CHUNK_SIZE),
@@ -88,7 +93,7 @@ export class RetrievalService implements Retrieval {
       markdownHeaders: this.settings.get(ENABLE_MARKDOWN_HEADER_TEXT_SPLITTER),
       minSizeTarget: this.settings.get(CHUNK_MIN_SIZE_TARGET),
       encoding: this.settings.get(TIKTOKEN_ENCODING_NAME),
-    });
+    }).map((chunk) => ({ text: chunk.text, metadata: chunk.metadata, title: titleOf(chunk) }));
   }
 
   async index(collection: string, documents: RetrievalDocument[], options: IndexOptions = {}): Promise<{ chunks: number }> {
@@ -101,7 +106,7 @@ export class RetrievalService implements Retrieval {
     const embeddingConfig = { engine: this.settings.get(RAG_EMBEDDING_ENGINE), model: this.settings.get(RAG_EMBEDDING_MODEL) };
     await this.store.insert(
       collection,
-      chunks.map((chunk) => ({ text: chunk.text, metadata: { ...chunk.metadata, embedding_config: embeddingConfig }, fileId: fileIdOf(chunk.metadata), title: titleOf(chunk) })),
+      chunks.map((chunk) => ({ text: chunk.text, metadata: { ...chunk.metadata, embedding_config: embeddingConfig }, fileId: fileIdOf(chunk.metadata), title: chunk.title })),
       vectors,
       options.replaceFileId,
     );
@@ -126,7 +131,7 @@ export class RetrievalService implements Retrieval {
   }
 
   async documents(collection: string): Promise<RetrievalDocument[]> {
-    return (await this.store.chunks(collection)).map((chunk) => ({ text: chunk.text, metadata: chunk.metadata }));
+    return (await this.store.chunks(collection)).map((chunk) => ({ text: chunk.text, metadata: chunk.metadata, title: chunk.title }));
   }
 
   async query(collections: string[], queries: string[], options: SearchOptions = {}): Promise<RetrievedChunk[]> {

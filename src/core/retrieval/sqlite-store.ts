@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { chunks as slices } from '../db/batches.js';
 import { SignIndex } from './sign-index.js';
-import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, RawChunk, StoredChunk } from './store.js';
+import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, RawChunk, TitledChunk } from './store.js';
 import { cosine, documentTitle, queryWords, TITLE_WEIGHT, toStored } from './store.js';
 
 /**
@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS chunk (
   collection TEXT NOT NULL,
   file_id TEXT,
   text TEXT NOT NULL,
-  metadata TEXT NOT NULL
+  metadata TEXT NOT NULL,
+  title TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunk_collection_idx ON chunk (collection, id);
 CREATE INDEX IF NOT EXISTS chunk_file_idx ON chunk (collection, file_id);
@@ -113,19 +114,27 @@ export class SqliteChunkStore implements ChunkStore {
   }
 
   /**
-   * A file written before chunks had titles (an FTS5 table of text and tag): the index is built
-   * again with each chunk's document name as its title (headings come back with a reindex).
+   * A file written before chunks had titles (chunks of text and metadata, an FTS5 table of text
+   * and tag): each chunk gets its document's name as its title, and the index is built again
+   * with it (headings come back with a reindex). The schema above runs first, so `chunk_fts`
+   * exists; only the old one lacks `title`.
    */
   private addTitles(): void {
-    const columns = this.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chunk_fts') as string[];
-    if (columns.includes('title')) return;
+    const columns = (table: string) => this.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table) as string[];
+    if (columns('chunk_fts').includes('title')) return;
     this.db.transaction(() => {
+      if (!columns('chunk').includes('title')) this.db.exec("ALTER TABLE chunk ADD COLUMN title TEXT NOT NULL DEFAULT ''");
       this.db.exec('DROP TABLE chunk_fts');
       this.db.exec(SCHEMA);
+      const setTitle = this.db.prepare('UPDATE chunk SET title = ? WHERE id = ?');
       const insertText = this.db.prepare('INSERT INTO chunk_fts (rowid, text, title, tag) VALUES (?, ?, ?, ?)');
       const page = this.db.prepare('SELECT id, collection, text, metadata FROM chunk WHERE id > ? ORDER BY id LIMIT 1000');
       for (let rows = page.all(0) as RawChunk[]; rows.length > 0; rows = page.all(rows.at(-1)!.id) as RawChunk[]) {
-        for (const row of rows) insertText.run(row.id, row.text, documentTitle(toStored(row).metadata), tagOf(row.collection));
+        for (const row of rows) {
+          const title = documentTitle(toStored(row).metadata);
+          setTitle.run(title, row.id);
+          insertText.run(row.id, row.text, title, tagOf(row.collection));
+        }
       }
     })();
   }
@@ -202,7 +211,7 @@ export class SqliteChunkStore implements ChunkStore {
     this.write(() => {
       if (replaceFileId !== undefined) this.deleteChunks(this.idsWhere('collection = ? AND file_id = ?', collection, replaceFileId));
       const space = vectors && vectors.vectors.length > 0 ? this.spaceFor(vectors.space, vectors.vectors[0]!.length, true) : null;
-      const insertChunk = this.db.prepare('INSERT INTO chunk (collection, file_id, text, metadata) VALUES (?, ?, ?, ?)');
+      const insertChunk = this.db.prepare('INSERT INTO chunk (collection, file_id, text, metadata, title) VALUES (?, ?, ?, ?, ?)');
       const insertText = this.db.prepare('INSERT INTO chunk_fts (rowid, text, title, tag) VALUES (?, ?, ?, ?)');
       const insertVector = space ? this.db.prepare(`INSERT INTO chunk_vector_${space.id} (id, embedding) VALUES (?, ?)`) : null;
       const insertBits = space ? this.db.prepare(`INSERT INTO chunk_bits_${space.id} (rowid, collection, bits) VALUES (?, ?, vec_bit(?))`) : null;
@@ -212,7 +221,7 @@ export class SqliteChunkStore implements ChunkStore {
       if (size !== undefined) this.sizes.set(collection, size + chunks.length);
       if (chunks.length > 0) this.frequencies.clear();
       chunks.forEach((chunk, index) => {
-        const id = insertChunk.run(collection, chunk.fileId, chunk.text, JSON.stringify(chunk.metadata)).lastInsertRowid;
+        const id = insertChunk.run(collection, chunk.fileId, chunk.text, JSON.stringify(chunk.metadata), chunk.title).lastInsertRowid;
         insertText.run(id, chunk.text, chunk.title, tag);
         this.total++;
         if (insertVector && insertBits) {
@@ -251,9 +260,9 @@ export class SqliteChunkStore implements ChunkStore {
     return this.db.prepare('SELECT 1 FROM chunk WHERE collection = ? LIMIT 1').get(collection) !== undefined;
   }
 
-  async chunks(collection: string): Promise<StoredChunk[]> {
-    const rows = this.db.prepare('SELECT id, collection, text, metadata FROM chunk WHERE collection = ? ORDER BY id').all(collection) as RawChunk[];
-    return rows.map(toStored);
+  async chunks(collection: string): Promise<TitledChunk[]> {
+    const rows = this.db.prepare('SELECT id, collection, text, metadata, title FROM chunk WHERE collection = ? ORDER BY id').all(collection) as (RawChunk & { title: string })[];
+    return rows.map((row) => ({ ...toStored(row), title: row.title }));
   }
 
   async lexical(collection: string, query: string, k: number): Promise<FoundChunk[]> {

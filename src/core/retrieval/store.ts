@@ -20,6 +20,11 @@ export interface StoredChunk {
   metadata: Record<string, unknown>;
 }
 
+/** A stored chunk with the title it is under (`chunks`: what a copy of it is indexed with). */
+export interface TitledChunk extends StoredChunk {
+  title: string;
+}
+
 /** A chunk row as both stores read it: the metadata still JSON text, the id a number or (PostgreSQL bigint) its text. */
 export interface RawChunk {
   id: number | string;
@@ -51,8 +56,8 @@ export interface ChunkStore {
   clear(): Promise<void>;
   /** Whether the collection holds any chunk. */
   has(collection: string): Promise<boolean>;
-  /** A collection's chunks in insertion order. */
-  chunks(collection: string): Promise<StoredChunk[]>;
+  /** A collection's chunks in insertion order, with their titles. */
+  chunks(collection: string): Promise<TitledChunk[]>;
   /** The best `k` chunks of a collection for the words of `query` (BM25 or the dialect's rank). */
   lexical(collection: string, query: string, k: number): Promise<FoundChunk[]>;
   /** The `k` chunks of a collection nearest `vector` in `space` (cosine similarity). */
@@ -69,11 +74,14 @@ export interface ChunkStore {
  */
 export const TITLE_WEIGHT = 1;
 
-/** A document's title for the lexical index: a web page's title, or a file's name without its extension. */
+/**
+ * A document's title for the lexical index: its stated title (a web page's, a PDF's info), and
+ * its name without the extension (a file's; a PDF's stated title is often a tool's placeholder).
+ */
 export function documentTitle(metadata: Record<string, unknown>): string {
   const { title, name } = metadata;
-  if (typeof title === 'string' && title !== '') return title;
-  return typeof name === 'string' ? name.replace(/\.[\p{L}\p{N}]{1,8}$/u, '') : '';
+  const titles = [typeof title === 'string' ? title.trim() : '', typeof name === 'string' ? name.replace(/\.[\p{L}\p{N}]{1,8}$/u, '').trim() : ''];
+  return [...new Set(titles.filter(Boolean))].join('\n');
 }
 
 /**

@@ -54,6 +54,30 @@ describe('content extraction', () => {
     expect(slowest).toBeLessThan(1_000);
   });
 
+  it('indexes a PDF page by page: each chunk names its page, and a knowledge base keeps them', async () => {
+    const pages = ['The boiler room is in the basement.', 'Fire drills happen every March.', 'The caretaker keeps the radiator keys.'];
+    const id = await files.upload(world.owner, 'building.pdf', makePdf(pages, { title: 'Building Handbook' }), 'application/pdf');
+    expect(await files.processed(world.owner, id)).toEqual({ status: 'completed' });
+    expect(await files.content(world.owner, id)).toBe(pages.join('\n\n'));
+    const query = async (collection: string, text: string, account = world.owner) => {
+      const res = await world.api.post('/api/v1/retrieval/query/collection', { collection_names: [collection], query: text, k: 1 }, { token: account.token });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return { text: res.body.documents[0][0] as string, metadata: res.body.metadatas[0][0] as Record<string, unknown> };
+    };
+    const drills = await query(`file-${id}`, 'When are fire drills?');
+    expect(drills.text).toBe(pages[1]);
+    expect(drills.metadata).toMatchObject({ page: 1, page_label: '2', total_pages: 3, title: 'Building Handbook', name: 'building.pdf', file_id: id, source: 'building.pdf' });
+    // The stated title is indexed with the text: a question naming it finds the document.
+    expect((await query(`file-${id}`, 'handbook keys')).metadata.page).toBe(2);
+
+    const knowledge = await world.api.post('/api/v1/knowledge/create', { name: 'Facilities', description: '' }, { token: world.admin.token });
+    expect(knowledge.status).toBe(200);
+    expect((await world.api.post(`/api/v1/knowledge/${knowledge.body.id}/file/add`, { file_id: id }, { token: world.admin.token })).status).toBe(200);
+    const keys = await query(knowledge.body.id, 'Who keeps the radiator keys?', world.admin);
+    expect(keys.text).toBe(pages[2]);
+    expect(keys.metadata).toMatchObject({ page: 2, page_label: '3', total_pages: 3, file_id: id, name: 'building.pdf' });
+  });
+
   it('reads EPUB chapters in spine order and mails with headers, body and attachment names', async () => {
     const epub = await makeEpub([
       { title: 'Chapter One', paragraphs: ['It was a dark & stormy night.', 'Rain fell.'] },
