@@ -11,7 +11,9 @@ import { type Clock, systemClock } from './core/clock.js';
 import { type Area, mountAreas } from './core/areas.js';
 import type { AreaContext, Core } from './core/context.js';
 import { migrate, openDatabase } from './core/db/database.js';
+import { messageContextOf } from './core/events/formats.js';
 import { EventBus } from './core/events/publish.js';
+import { UserWebhooks } from './core/events/user-webhooks.js';
 import { readRequestLimits } from './core/http/limits.js';
 import { serveMetrics } from './core/observability/metrics.js';
 import { readObservabilityOptions } from './core/observability/options.js';
@@ -232,6 +234,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     revokedTokens,
     changes,
     scheduler: new Scheduler(database.db, database.dialect, clock, logger, readSchedulerOptions(env.raw)),
+    userWebhooks: new UserWebhooks(settings, env.raw, messageContextOf(env), logger),
   };
 
   const users = new UsersService(core);
@@ -311,6 +314,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
 
     pipelines,
     terminals,
+    users,
   });
   connectPipes({ functions, models, completions, realtime, chats, log: logger });
   connectRealtime({ realtime, users, chats, folders, registry });
@@ -453,6 +457,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
       await files.close();
       await web.close();
       await images.close();
+      await core.userWebhooks.close();
       await retrieval.close();
       await upstream.close();
       await events.stop();

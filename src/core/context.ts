@@ -8,6 +8,7 @@ import type { ChangeFeed } from './changes.js';
 import type { Clock } from './clock.js';
 import type { DatabaseHandle, Db } from './db/database.js';
 import type { EventBus } from './events/publish.js';
+import type { UserWebhooks } from './events/user-webhooks.js';
 import type { Scheduler } from './scheduler/scheduler.js';
 
 /** The shared machinery every area's service is built from (see app.ts). */
@@ -26,6 +27,8 @@ export interface Core {
   changes: ChangeFeed;
   /** Due work in the database, run once across instances (automations, alerts; docs/scheduler.md). */
   scheduler: Scheduler;
+  /** Notices to users' own webhooks (ENABLE_USER_WEBHOOKS): answers, channel messages, alerts while they are away. */
+  userWebhooks: UserWebhooks;
 }
 
 /**

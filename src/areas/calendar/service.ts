@@ -483,14 +483,19 @@ export class CalendarService {
     return (await this.users.byId(event.user_id))?.timezone ?? null;
   }
 
-  /** A due alert: the owner's sockets are told (`events` / `calendar:alert`, the reference's shape), then the next occurrence's is planned. */
+  /**
+   * A due alert: the owner's sockets are told (`events` / `calendar:alert`, the reference's shape)
+   * and their webhook (user-webhooks.ts, when on), then the next occurrence's is planned.
+   */
   private async alert(eventId: string, slot: number): Promise<void> {
     const event = await this.store().event(eventId);
     if (!event || event.is_cancelled) return;
-    const timezone = await this.ownerTimezone(event);
+    const owner = await this.users.byId(event.user_id);
+    const timezone = owner?.timezone ?? null;
     const start = this.nextStart(event, timezone, slot);
     if (start === null) return;
     const now = this.core.clock.nowMs();
+    const minutesUntil = Math.max(0, Math.floor((start - now) / 60_000));
     this.realtime.emitToUser(event.user_id, 'events', {
       data: {
         type: 'calendar:alert',
@@ -499,12 +504,17 @@ export class CalendarService {
           title: event.title,
           description: event.description ?? '',
           start_at: start * NS_PER_MS,
-          minutes_until: Math.max(0, Math.floor((start - now) / 60_000)),
+          minutes_until: minutesUntil,
           calendar_id: event.calendar_id,
           location: event.location ?? '',
         },
       },
     });
+    if (owner) {
+      const when = minutesUntil > 0 ? `in ${minutesUntil} min` : 'now';
+      const notice = { message: `${event.title} — starting ${when}`, data: { action: 'calendar_alert', title: event.title, minutes_until: minutesUntil, event_id: event.id } };
+      void this.core.userWebhooks.notify(owner, notice);
+    }
     if (event.rrule) await this.planAlert(event, timezone, start + 1);
   }
 }

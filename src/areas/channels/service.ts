@@ -518,7 +518,26 @@ export class ChannelsService {
     await this.requireEnabled(user);
     const { message, channel } = await this.postMessage(user, id, { ...form, meta: userMeta(form.meta) });
     for (const listener of this.postListeners) listener({ user, channel, message });
+    void this.noticeAway(user, channel, message);
     return message;
+  }
+
+  /**
+   * The reference's notices of a new message to the webhooks of the channel's members who have
+   * no socket in its room (user-webhooks.ts): the channel's name and link, then the message.
+   */
+  private async noticeAway(author: UserRecord, channel: ChannelRecord, message: MessageView): Promise<void> {
+    const { userWebhooks } = this.core;
+    if (!userWebhooks.enabled()) return;
+    try {
+      const present = await this.realtime.usersIn(channelRoom(channel.id));
+      const away = (await this.store().members(channel.id)).map((m) => m.user_id).filter((id) => id !== author.id && !present.has(id));
+      const url = `${this.core.settings.get<string>('webui.url')}/channels/${channel.id}`;
+      const notice = { message: `#${channel.name} - ${url}\n\n${message.content}`, data: { action: 'channel', message: message.content, title: channel.name, url } };
+      await Promise.all((await this.users.byIds(away)).map((member) => userWebhooks.notify(member, notice)));
+    } catch (err) {
+      this.core.log.warn({ err, channel: channel.id }, 'the notices of a channel message could not be sent');
+    }
   }
 
   /** Called after each message a user posts (the model replies). */

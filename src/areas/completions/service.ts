@@ -47,6 +47,7 @@ import type { ImagesService } from '../images/service.js';
 import type { WebService } from '../web/service.js';
 import type { SkillsService } from '../skills/service.js';
 import type { PipelinesService } from '../pipelines/service.js';
+import type { UsersService } from '../users/service.js';
 import type { TerminalsService } from '../terminals/service.js';
 
 /**
@@ -158,6 +159,7 @@ export class ChatPipeline {
 
       pipelines: PipelinesService;
       terminals: TerminalsService;
+      users: UsersService;
     },
   ) {}
 
@@ -544,6 +546,7 @@ export class ChatPipeline {
       const done: Json = { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) };
       const stored = saved ? await chats.upsertMessage(job.chatId, messageId, done) : null;
       events.send('chat:completion', { ...done, title: stored?.title ?? '' });
+      if (saved) void this.noticeAway(job.user, job.chatId, result.output, stored?.title ?? '');
       await this.outlet(job, model, messageId, messages, result);
       if (saved) events.send('chat:list', { chat_id: job.chatId, folder_id: stored?.folder_id ?? job.folderId });
       await announceTitle();
@@ -555,6 +558,25 @@ export class ChatPipeline {
     } finally {
       await task.release();
       if (!(await this.registry.hasActive(job.chatId))) events.send('chat:active', { active: false, folder_id: job.folderId });
+    }
+  }
+
+  /**
+   * The reference's notice of a finished answer to the user's own webhook, when they were away
+   * meanwhile (not active for 3 minutes: an automation's run, a long answer): the answer, then the
+   * chat's title and link (user-webhooks.ts).
+   */
+  private async noticeAway(user: UserRecord, chatId: string, output: OutputItem[], title: string): Promise<void> {
+    const { userWebhooks } = this.core;
+    if (!userWebhooks.urlOf(user)) return;
+    try {
+      const now = await this.deps.users.byId(user.id);
+      if (!now || this.deps.users.isActive(now)) return;
+      const content = outputText(output);
+      const url = `${this.core.settings.get<string>('webui.url')}/c/${chatId}`;
+      await userWebhooks.notify(now, { message: `${content}\n\n${title} - ${url}`, data: { action: 'chat', message: content, title, url } });
+    } catch (err) {
+      this.core.log.warn({ err, chat: chatId }, 'the notice of an answer could not be sent');
     }
   }
 
@@ -779,7 +801,8 @@ export class ChatPipeline {
       if (!storedAnswer) return;
       if (result.error !== null) await this.fail(job, target.messageId!, events!, result);
       else {
-        await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+        const stored = await this.deps.chats.upsertMessage(job.chatId, target.messageId!, { done: true, role: 'assistant', output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
+        void this.noticeAway(job.user, job.chatId, result.output, stored?.title ?? '');
         await this.outlet(job, model, target.messageId!, messages, result);
       }
     };

@@ -5,6 +5,7 @@ import type { Db } from '../../core/db/database.js';
 import { WebhookDirectory } from '../../core/events/directory.js';
 import { type DisableReason, WebhookDispatcher } from '../../core/events/dispatcher.js';
 import { normalizeEventFilters, normalizeTargets, WebhookRuleError } from '../../core/events/filters.js';
+import { messageContextOf } from '../../core/events/formats.js';
 import { type DeliveryOptions, deliveryOptionsFromEnv } from '../../core/events/options.js';
 import { EventOutbox } from '../../core/events/outbox.js';
 import { EVENT_CATALOG, type EventPayload, type EventSink } from '../../core/events/publish.js';
@@ -74,11 +75,7 @@ export class EventsService {
       log: core.log,
       options: this.options,
       guard: this.guard,
-      message: {
-        appName: core.env.webuiName === 'Open WebUI' ? 'Open WebUI' : `${core.env.webuiName} (Open WebUI)`,
-        version: core.env.version,
-        iconUrl: core.env.raw.WEBUI_FAVICON_URL || 'https://openwebui.com/favicon.png',
-      },
+      message: messageContextOf(core.env),
       disable: (id, reason, detail) => this.disable(id, reason, detail),
       deliverLocally: async (receiver, event, signal) => {
         if (!this.localDelivery) throw new Error('no local receiver is connected');

@@ -83,7 +83,6 @@ const READINESS_REDIS_TIMEOUT_MS = 2_000;
 
 const UNSERVED_FEATURES = [
   'enable_direct_connections', // the browser-side model relay over the socket
-  'enable_user_webhooks', // the answer notification to the user's webhook
 ] as const;
 
 /**

@@ -1,3 +1,4 @@
+import type { Env } from '../../config/env.js';
 import { EVENT_CATALOG, type EventPayload } from './publish.js';
 
 /**
@@ -34,6 +35,14 @@ export interface MessageContext {
   iconUrl: string;
 }
 
+export function messageContextOf(env: Pick<Env, 'webuiName' | 'version' | 'raw'>): MessageContext {
+  return {
+    appName: env.webuiName === 'Open WebUI' ? 'Open WebUI' : `${env.webuiName} (Open WebUI)`,
+    version: env.version,
+    iconUrl: env.raw.WEBUI_FAVICON_URL || 'https://openwebui.com/favicon.png',
+  };
+}
+
 /** The short title of an event: its catalog message, with the subject id when there is one. */
 export function eventTitle(event: EventPayload): string {
   const base = event.message ?? DEFINITIONS.get(event.event)?.message ?? event.event;
@@ -53,24 +62,29 @@ function actorFacts(event: EventPayload): [string, string][] {
   return Object.entries(event.actor ?? {}).map(([key, value]) => [key, String(value)]);
 }
 
-/** The exact bytes posted (and signed) for one event to one receiver. */
-export function deliveryBody(kind: ReceiverKind, event: EventPayload, context: MessageContext): string {
-  const description = DEFINITIONS.get(event.event)?.description ?? null;
+/** What a chat app shows of a message, and what a generic receiver gets instead (`raw`). */
+interface Message {
+  title: string;
+  /** The text of Slack, Google Chat and Discord. */
+  text: string;
+  description: string | null;
+  facts: [string, string][];
+  /** What follows the product name in a Teams card's subtitle. */
+  subtitle: string;
+  raw: unknown;
+}
+
+function messageBody(kind: ReceiverKind, message: Message, context: MessageContext): string {
+  const { title, description } = message;
   switch (kind) {
     case 'slack':
     case 'google_chat':
-      return JSON.stringify({ text: eventText(event) });
+      return JSON.stringify({ text: message.text });
     case 'discord': {
-      const text = eventText(event);
+      const text = message.text;
       return JSON.stringify({ content: text.length < DISCORD_LIMIT ? text : `${text.slice(0, DISCORD_LIMIT - 20)}... (truncated)` });
     }
-    case 'teams_connector': {
-      const title = eventTitle(event);
-      const facts = [
-        ...(description ? [{ name: 'description', value: description }] : []),
-        { name: 'event', value: event.event },
-        ...actorFacts(event).map(([name, value]) => ({ name, value })),
-      ];
+    case 'teams_connector':
       return JSON.stringify({
         '@type': 'MessageCard',
         '@context': 'http://schema.org/extensions',
@@ -79,16 +93,14 @@ export function deliveryBody(kind: ReceiverKind, event: EventPayload, context: M
         sections: [
           {
             activityTitle: title,
-            // The reference shows the legacy `action` field here, always 'undefined' for events; the event name says more.
-            activitySubtitle: `${context.appName} (${context.version}) - ${event.event}`,
+            activitySubtitle: `${context.appName} (${context.version}) - ${message.subtitle}`,
             activityImage: context.iconUrl,
             text: description,
-            facts,
+            facts: [...(description ? [{ name: 'description', value: description }] : []), ...message.facts.map(([name, value]) => ({ name, value }))],
             markdown: true,
           },
         ],
       });
-    }
     case 'teams_workflow':
       return JSON.stringify({
         type: 'message',
@@ -101,18 +113,43 @@ export function deliveryBody(kind: ReceiverKind, event: EventPayload, context: M
               type: 'AdaptiveCard',
               version: '1.4',
               body: [
-                { type: 'TextBlock', text: eventTitle(event), weight: 'Bolder', size: 'Medium', wrap: true },
+                { type: 'TextBlock', text: title, weight: 'Bolder', size: 'Medium', wrap: true },
                 ...(description ? [{ type: 'TextBlock', text: description, wrap: true, isSubtle: true }] : []),
-                {
-                  type: 'FactSet',
-                  facts: [{ title: 'event', value: event.event }, ...actorFacts(event).map(([title, value]) => ({ title, value }))],
-                },
+                ...(message.facts.length > 0 ? [{ type: 'FactSet', facts: message.facts.map(([name, value]) => ({ title: name, value })) }] : []),
               ],
             },
           },
         ],
       });
     default:
-      return JSON.stringify(event);
+      return JSON.stringify(message.raw);
   }
+}
+
+/** The exact bytes posted (and signed) for one event to one receiver. */
+export function deliveryBody(kind: ReceiverKind, event: EventPayload, context: MessageContext): string {
+  return messageBody(
+    kind,
+    {
+      title: eventTitle(event),
+      text: eventText(event),
+      description: DEFINITIONS.get(event.event)?.description ?? null,
+      facts: [['event', event.event], ...actorFacts(event)],
+      // The reference shows the legacy `action` field here, always 'undefined' for events; the event name says more.
+      subtitle: event.event,
+      raw: event,
+    },
+    context,
+  );
+}
+
+/** A notice to a user's own webhook (user-webhooks.ts): its text, and its fields for a generic receiver (the reference's `event_data`). */
+export interface UserNotice {
+  message: string;
+  data: Record<string, unknown> & { action: string };
+}
+
+/** The bytes posted for a notice to a user's webhook, shaped for its kind of receiver as events are. */
+export function noticeBody(kind: ReceiverKind, notice: UserNotice, context: MessageContext): string {
+  return messageBody(kind, { title: notice.message, text: notice.message, description: null, facts: [], subtitle: notice.data.action, raw: notice.data }, context);
 }

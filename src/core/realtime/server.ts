@@ -256,6 +256,13 @@ export class Realtime {
     return (await this.io.in(room).fetchSockets()).map((socket) => socket.id);
   }
 
+  /** The users with a socket in a room, on every instance. */
+  async usersIn(room: string): Promise<Set<string>> {
+    if (!this.io) return new Set();
+    const sockets = await this.io.in(room).fetchSockets();
+    return new Set(sockets.flatMap((socket) => ((socket.data.user as RealtimeUser | undefined)?.id ? [(socket.data.user as RealtimeUser).id] : [])));
+  }
+
   /** The user a socket (on any instance) is signed in as; null when it is gone or anonymous. */
   async sessionOwner(sessionId: string): Promise<string | null> {
     if (!this.io) return null;

@@ -156,8 +156,10 @@ describe('app-level system routes', () => {
     const served = new Set(Object.keys((await world.api.get('/openapi.json')).body.paths));
     const { features } = (await world.api.get('/api/config', { token: admin.token })).body;
     for (const [feature, route] of Object.entries(routeOf)) expect(features[feature], `${feature} (${route})`).toBe(served.has(route));
-    // Served by no route but by steps Parley does not run: the browser's direct connections, user webhooks.
-    expect(features).toMatchObject({ enable_direct_connections: false, enable_user_webhooks: false });
+    // Served by no route but by a step Parley does not run: the browser's direct connections.
+    expect(features).toMatchObject({ enable_direct_connections: false });
+    // A step Parley runs: notices to users' webhooks (docs/events.md § User webhooks).
+    expect(features.enable_user_webhooks).toBe(true);
     // A pipeline step Parley runs (docs/chat-pipeline.md § Code interpreter).
     expect(features.enable_code_interpreter).toBe(true);
   });
