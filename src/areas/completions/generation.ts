@@ -2,7 +2,7 @@ import type { UserRecord } from '../../core/auth/user.js';
 import { HttpError } from '../../core/http/errors.js';
 import type { CallContext } from '../../core/upstream/headers.js';
 import { type Json, type Message, isObject } from '../chats/history.js';
-import type { CompletionsService } from '../models/completions.js';
+import type { Completer } from './direct.js';
 import { type OutputItem, addUsage, closeRound, completeItems, displayOutput, messageItem, outputId, outputToMessages } from './output.js';
 import { streamEvents } from './sse.js';
 import type { CodeInterpreter } from './code-interpreter.js';
@@ -88,7 +88,7 @@ class ProviderFailure extends Error {}
 /** Code blocks run per answer, as the reference's MAX_RETRIES. */
 const MAX_CODE_RUNS = 5;
 
-export async function generate(completions: CompletionsService, request: GenerationRequest, sink: GenerationSink): Promise<GenerationResult> {
+export async function generate(completions: Completer, request: GenerationRequest, sink: GenerationSink): Promise<GenerationResult> {
   const output: OutputItem[] = [];
   const result: GenerationResult = { output, usage: null, error: null, cancelled: false, finishReason: null };
   const { signal } = request.context;
@@ -125,7 +125,7 @@ export async function generate(completions: CompletionsService, request: Generat
 
 /** One request to the model; returns the tool calls it made and the code block it wrote, if any. */
 async function round(
-  completions: CompletionsService,
+  completions: Completer,
   request: GenerationRequest,
   output: OutputItem[],
   result: GenerationResult,

@@ -31,6 +31,7 @@ import type { MemoriesService } from '../memories/service.js';
 import type { NotesService } from '../notes/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { RetrievalService } from '../../core/retrieval/service.js';
+import { type Completer, DirectConnection, directModel } from './direct.js';
 import { type GenerationRequest, type GenerationResult, type GenerationSink, errorText, generate } from './generation.js';
 import { type PipelineOptions } from './options.js';
 import { type OutputItem, outputText, outputToMessages, sanitizeToolPairs } from './output.js';
@@ -109,6 +110,8 @@ interface Job {
   webSearch?: Promise<void>;
   /** The filter functions of the request's model, in order (inlet, stream and outlet run them). */
   filters: FunctionRecord[];
+  /** The model of the user's direct connection the chat asked for (direct.ts), answered through their browser. */
+  direct: Json | null;
   /** Status descriptions for tool servers that were skipped, shown when the answer starts. */
   toolNotices: string[];
   /** The model has the built-in web search tools, so `features.web_search` runs no search step. */
@@ -176,7 +179,9 @@ export class ChatPipeline {
     checkAttachmentList(form.files);
     const modelId = text(form.model) ?? '';
     const lookup = this.context(user, request, request.signal);
-    const primary = await this.resolveModel(user, modelId, lookup);
+    // A model of the user's own direct connection is not the server's to look up or check (main.chat_completion).
+    const direct = this.core.settings.get<boolean>('direct.enable') ? directModel(form, modelId) : null;
+    const primary = direct ?? (await this.resolveModel(user, modelId, lookup));
     const { params, stream, deltaChunkSize, reasoningTags, functionCalling } = await this.parameters(modelId, form);
     const targets = await this.targets(user, form, primary, lookup);
     // Usage budgets: one request per answer, refused (429) before anything is stored or asked.
@@ -218,6 +223,7 @@ export class ChatPipeline {
       clientTools,
       request,
       filters: await this.deps.functions.filters(primary, form.filter_ids),
+      direct,
     };
     await this.inlet(job, primary, targets[0]);
     if (job.sessionId && chatId) return this.startTasks(job, targets);
@@ -530,7 +536,7 @@ export class ChatPipeline {
       await this.webSearch(job, model, context, events);
       const { messages } = await this.attach(await this.withImage(job, model, messageId, context, events), model, context, events);
       const sink = webSink(events, job.deltaChunkSize);
-      const result = await generate(this.deps.completions, await this.generationRequest(job, target, model, messages, events, context), sink);
+      const result = await generate(this.completer(job, model), await this.generationRequest(job, target, model, messages, events, context), sink);
       sink.flush();
       if (result.cancelled) {
         events.send('chat:tasks:cancel');
@@ -578,6 +584,11 @@ export class ChatPipeline {
     } catch (err) {
       this.core.log.warn({ err, chat: chatId }, 'the notice of an answer could not be sent');
     }
+  }
+
+  /** Who answers for a model: the user's browser for their direct connection's model, else the server's providers. */
+  private completer(job: Job, model: Json): Completer {
+    return job.direct && model.id === job.direct.id ? new DirectConnection(this.deps.realtime, job.direct, job.sessionId) : this.deps.completions;
   }
 
   /** `features.web_search` (web-search.ts): the search's pages join the request's files before the answer is asked for. */
@@ -752,9 +763,7 @@ export class ChatPipeline {
     await this.requireChatAccess(user, body.chat_id);
     const { model_item: _modelItem, ...data } = body;
     if (!text(data.id)) throw badRequest('Missing message id');
-    const listed = await this.deps.models.visible(user, this.context(user, request, request.signal));
-    const model = listed.find((e) => e.id === data.model)?.model;
-    if (!model) throw badRequest(MODEL_NOT_FOUND);
+    const model = await this.modelOfMessage(user, body, request);
     const filters = await this.deps.functions.filters(model, data.filter_ids);
     // The Pipelines servers' outlet filters first, as chat_completed does; their refusal is the answer.
     const piped = await this.deps.pipelines.outlet(user, data, this.context(user, request, request.signal));
@@ -764,10 +773,19 @@ export class ChatPipeline {
   /** `POST /api/chat/actions/{id}` (`id` or `id.sub_action`): runs the action function on the message. */
   async action(user: UserRecord, actionId: string, body: Json, request: RequestInfo): Promise<unknown> {
     await this.requireChatAccess(user, body.chat_id);
+    const { model_item: _modelItem, ...data } = body;
+    return this.deps.functions.action(user, actionId, data, await this.modelOfMessage(user, body, request));
+  }
+
+  /** The model a finished message names: the user's direct connection's (its `model_item`), or one they may see. */
+  private async modelOfMessage(user: UserRecord, body: Json, request: RequestInfo): Promise<Json> {
+    const modelId = String(body.model ?? '');
+    const direct = this.core.settings.get<boolean>('direct.enable') ? directModel(body, modelId) : null;
+    if (direct) return direct;
     const listed = await this.deps.models.visible(user, this.context(user, request, request.signal));
-    const model = listed.find((e) => e.id === body.model)?.model;
+    const model = listed.find((e) => e.id === modelId)?.model;
     if (!model) throw badRequest(MODEL_NOT_FOUND);
-    return this.deps.functions.action(user, actionId, body, model);
+    return model;
   }
 
   // ---- API client mode ---------------------------------------------------------------
@@ -790,7 +808,7 @@ export class ChatPipeline {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));
       const payload = { ...passthrough, ...job.params, model: model.id, messages, stream: job.stream };
       try {
-        return { kind: 'answer', answer: withSources(await this.deps.completions.complete(job.user, payload, context, { bypassAccess: true }), sources) };
+        return { kind: 'answer', answer: withSources(await this.completer(job, model).complete(job.user, payload, context, { bypassAccess: true }), sources) };
       } catch (error) {
         if (error instanceof HttpError && error.statusCode >= 500) throw error;
         throw badRequest(errorText(error));
@@ -807,7 +825,7 @@ export class ChatPipeline {
       }
     };
     if (!job.stream) {
-      const result = await generate(this.deps.completions, request, { progress() {} });
+      const result = await generate(this.completer(job, model), request, { progress() {} });
       await save(result);
       if (result.error !== null) throw badRequest(result.error);
       return { kind: 'answer', answer: withSources({ kind: 'json', status: 200, body: completionBody(String(model.id), result) }, sources) };
@@ -816,7 +834,7 @@ export class ChatPipeline {
       // As the reference (middleware.py): a streamed answer to a stored message without a socket session
       // returns `null` once the answer is stored; the owner's sockets follow it as `chat:completion` events.
       const sink = webSink(events, job.deltaChunkSize);
-      const result = await generate(this.deps.completions, request, sink);
+      const result = await generate(this.completer(job, model), request, sink);
       sink.flush();
       await save(result);
       if (result.error === null) events.send('chat:completion', { done: true, output: result.output, ...(result.usage ? { usage: result.usage } : {}) });
@@ -825,7 +843,7 @@ export class ChatPipeline {
     const out = new PassThrough();
     if (sources.length > 0) out.write(sourcesEvent(sources));
     const chunks = new ChunkWriter(out, String(model.id));
-    void generate(this.deps.completions, request, { progress() {}, text: (delta) => chunks.text(delta), reasoning: (delta) => chunks.reasoning(delta) })
+    void generate(this.completer(job, model), request, { progress() {}, text: (delta) => chunks.text(delta), reasoning: (delta) => chunks.reasoning(delta) })
       .then((result) => chunks.end(result, request.includeUsage))
       .catch((error: unknown) => chunks.end({ output: [], usage: null, error: errorText(error), cancelled: false, finishReason: null }, false));
     return { kind: 'stream', body: out };

@@ -73,17 +73,8 @@ export interface SystemServices {
   python: PythonHost;
 }
 
-/**
- * Features whose routes (or pipeline steps) Parley does not serve yet: always
- * advertised as off, whatever their setting says, so the web app shows no
- * control that would call a missing route. A key leaves this list when its area lands.
- */
 /** How long the readiness check waits for Redis to answer PING. */
 const READINESS_REDIS_TIMEOUT_MS = 2_000;
-
-const UNSERVED_FEATURES = [
-  'enable_direct_connections', // the browser-side model relay over the socket
-] as const;
 
 /**
  * The app-level routes: health probes, version, changelog, the frontend's
@@ -219,7 +210,6 @@ export class SystemService {
           ? { enable_onedrive_personal: o.enableOnedrivePersonal, enable_onedrive_business: o.enableOnedriveBusiness }
           : {}),
       });
-      for (const feature of UNSERVED_FEATURES) features[feature] = false;
     }
 
     const pendingUi = {

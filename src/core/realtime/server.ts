@@ -57,6 +57,8 @@ export class Realtime {
   private redis: { pub: Redis; sub: Redis } | null = null;
   private readonly handlers = new Map<string, ClientEventHandler>();
   private readonly disconnectHandlers: ((client: RealtimeClient) => void)[] = [];
+  /** Events a socket of this instance sends on a channel of its own (a direct connection's stream), by channel. */
+  private readonly relays = new Map<string, { socketId: string; data: (value: unknown) => void; end: () => void }>();
   private readonly userJoinHandlers: ((client: RealtimeClient) => Promise<void>)[] = [];
   /** Model id → socket id → last `usage` report (ms): the models this instance's clients are waiting on. */
   private readonly usage = new Map<string, Map<string, number>>();
@@ -168,6 +170,8 @@ export class Realtime {
       void this.userJoined(socket);
     }
     socket.onAny((event: string, ...args: unknown[]) => {
+      const relay = this.relays.get(event);
+      if (relay && relay.socketId === socket.id) return relay.data(args[0]);
       const ack = typeof args.at(-1) === 'function' ? (args.pop() as (value: unknown) => void) : null;
       const data = isObject(args[0]) ? args[0] : {};
       this.dispatch(socket, event, data).then(
@@ -183,6 +187,7 @@ export class Realtime {
       for (const handler of this.disconnectHandlers) handler(client);
     });
     socket.on('disconnect', () => {
+      for (const relay of this.relays.values()) if (relay.socketId === socket.id) relay.end();
       for (const [model, sessions] of this.usage) {
         sessions.delete(socket.id);
         if (sessions.size === 0) this.usage.delete(model);
@@ -254,6 +259,17 @@ export class Realtime {
   async socketsIn(room: string): Promise<string[]> {
     if (!this.io) return [];
     return (await this.io.in(room).fetchSockets()).map((socket) => socket.id);
+  }
+
+  /**
+   * Takes what one socket of this instance sends on `channel` (the reference's `sio.on(channel)`
+   * of a direct connection): each value to `data`, and `end` when the socket goes. Returns the
+   * function that stops it; null when the socket is not on this instance.
+   */
+  relay(sessionId: string, channel: string, data: (value: unknown) => void, end: () => void): (() => void) | null {
+    if (!this.io?.sockets.sockets.has(sessionId)) return null;
+    this.relays.set(channel, { socketId: sessionId, data, end });
+    return () => this.relays.delete(channel);
   }
 
   /** The users with a socket in a room, on every instance. */

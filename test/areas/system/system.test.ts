@@ -156,10 +156,9 @@ describe('app-level system routes', () => {
     const served = new Set(Object.keys((await world.api.get('/openapi.json')).body.paths));
     const { features } = (await world.api.get('/api/config', { token: admin.token })).body;
     for (const [feature, route] of Object.entries(routeOf)) expect(features[feature], `${feature} (${route})`).toBe(served.has(route));
-    // Served by no route but by a step Parley does not run: the browser's direct connections.
-    expect(features).toMatchObject({ enable_direct_connections: false });
-    // A step Parley runs: notices to users' webhooks (docs/events.md § User webhooks).
-    expect(features.enable_user_webhooks).toBe(true);
+    // Steps Parley runs: notices to users' webhooks (docs/webhooks.md § User webhooks), the
+    // browser's direct connections (docs/chat-pipeline.md § Direct connections).
+    expect(features).toMatchObject({ enable_user_webhooks: true, enable_direct_connections: true });
     // A pipeline step Parley runs (docs/chat-pipeline.md § Code interpreter).
     expect(features.enable_code_interpreter).toBe(true);
   });
