@@ -60,6 +60,8 @@ export interface AttachRequest {
   context: CallContext;
   /** Shows a status line under the answer (`status` events), when there is an answer to show it under. */
   status: ((data: Json) => Promise<void>) | null;
+  /** Results of tools already run (legacy function calling): sources before the attachments'. */
+  toolSources?: Source[];
 }
 
 interface Found {
@@ -108,11 +110,20 @@ export class ChatAttachments {
     const attached = Array.isArray(request.items) ? request.items.filter(isObject) : [];
     const items = distinct([...(await this.withFolderFiles(user, attached)), ...knowledge]);
     const fileContext = isObject(meta.capabilities) ? meta.capabilities.file_context !== false : true;
-    if (items.length === 0 || !fileContext) return { messages, sources: [] };
-
-    const status = request.status ?? (async () => {});
     const query = lastUserText(messages) ?? '';
-    if (knowledge.length > 0) await status({ action: 'knowledge_search', query, done: false });
+    const found = items.length > 0 && fileContext ? await this.retrieve(request, messages, items, knowledge.length > 0, query) : [];
+    const sources = [...(request.toolSources ?? []), ...found];
+    if (sources.length === 0) return { messages, sources: [] };
+    const template = renderSystemPrompt(ragTemplateText(this.core.settings.get(RAG_TEMPLATE)), null);
+    const prepared = withSourceContext(messages, sources, template, query, this.options.ragSystemContext);
+    return { messages: prepared, sources: citable(sources) };
+  }
+
+  /** The sources of the attachments and the model's knowledge: whole, or the passages found for generated queries. */
+  private async retrieve(request: AttachRequest, messages: Message[], items: Json[], knowledge: boolean, query: string): Promise<Source[]> {
+    const { user, model } = request;
+    const status = request.status ?? (async () => {});
+    if (knowledge) await status({ action: 'knowledge_search', query, done: false });
     const fullContext = items.every((item) => item.context === 'full') || this.core.settings.get(RAG_FULL_CONTEXT);
     let queries: string[] = [];
     if (!fullContext && !this.core.settings.get(BYPASS_EMBEDDING_AND_RETRIEVAL)) {
@@ -122,10 +133,8 @@ export class ChatAttachments {
     if (queries.length === 0) queries = [query];
     const sources = await this.sources(user, items, queries, fullContext);
     await status({ action: 'sources_retrieved', count: documentCount(sources), done: true });
-    const template = renderSystemPrompt(ragTemplateText(this.core.settings.get(RAG_TEMPLATE)), null);
-    const prepared = withSourceContext(messages, sources, template, query, this.options.ragSystemContext);
-    if (knowledge.length > 0) await status({ action: 'knowledge_search', query, done: true, hidden: true });
-    return { messages: prepared, sources: citable(sources) };
+    if (knowledge) await status({ action: 'knowledge_search', query, done: true, hidden: true });
+    return sources;
   }
 
   /** A folder attachment (`type: 'folder'`) stands for the files and knowledge its owner attached to it; others' folders give nothing. */

@@ -104,6 +104,8 @@ interface Job {
   /** `params.reasoning_tags` (reasoning.ts): the tags whose text is reasoning, none when off. */
   reasoningTags: TagPair[];
   tools: ChatTools | null;
+  /** `function_calling: 'legacy'`: the tools the task model picks from before the answer, its results as sources (the model is offered none). */
+  legacyTools: ChatTools | null;
   clientTools: unknown[] | null;
   request: RequestInfo;
   /** The request's web search (`features.web_search`), run once for all its answers. */
@@ -216,7 +218,7 @@ export class ChatPipeline {
       includeUsage: isObject(form.stream_options) && form.stream_options.include_usage === true,
       deltaChunkSize,
       reasoningTags,
-      tools: toolSet?.tools ?? null,
+      ...(functionCalling === 'legacy' ? { tools: null, legacyTools: toolSet?.tools ?? null } : { tools: toolSet?.tools ?? null, legacyTools: null }),
       toolNotices: toolSet?.notices ?? [],
       searchTools: toolSet?.searchTools ?? false,
       imageTools: toolSet?.imageTools ?? false,
@@ -534,7 +536,7 @@ export class ChatPipeline {
       }
       for (const description of job.toolNotices) await events.status({ description, done: true });
       await this.webSearch(job, model, context, events);
-      const { messages } = await this.attach(await this.withImage(job, model, messageId, context, events), model, context, events);
+      const { messages } = await this.attach(await this.withImage(job, model, messageId, context, events), model, messageId, context, events);
       const sink = webSink(events, job.deltaChunkSize);
       const result = await generate(this.completer(job, model), await this.generationRequest(job, target, model, messages, events, context), sink);
       sink.flush();
@@ -625,7 +627,7 @@ export class ChatPipeline {
    * The conversation with the request's attachments applied (attachments.ts); their
    * sources go to the answer's viewers and into the stored answer before it is written.
    */
-  private async attach(job: Job, model: Json, context: CallContext, events: MessageEvents | null): Promise<{ messages: Message[]; sources: Source[] }> {
+  private async attach(job: Job, model: Json, messageId: string | null, context: CallContext & { signal: AbortSignal }, events: MessageEvents | null): Promise<{ messages: Message[]; sources: Source[] }> {
     const prepared = await this.deps.attachments.prepare({
       user: job.user,
       model,
@@ -634,12 +636,62 @@ export class ChatPipeline {
       chatId: job.chatId,
       context,
       status: events ? (data) => events.status(data) : null,
+      toolSources: job.legacyTools ? await this.legacyToolSources(job, job.legacyTools, model, messageId, context, events) : [],
     });
     if (events && prepared.sources.length > 0) {
       events.send('chat:completion', { sources: prepared.sources });
       if (isSavedChatId(job.chatId)) await this.deps.chats.upsertMessage(job.chatId, events.messageId, { sources: prepared.sources }, { touch: false });
     }
     return prepared;
+  }
+
+  /**
+   * `function_calling: 'legacy'` (middleware.py chat_completion_tools_handler): the task model
+   * picks tools from their specs (tasks `toolChoice`), each picked one runs with only the
+   * parameters its spec names, and each result becomes a source (`<tool id>/<function>`,
+   * `tool_result: true`) that the RAG template puts before the model with the files' and shows as
+   * a citation. Files and embeds a tool returns are shown as in native calling.
+   */
+  private async legacyToolSources(job: Job, tools: ChatTools, model: Json, messageId: string | null, context: CallContext & { signal: AbortSignal }, events: MessageEvents | null): Promise<Source[]> {
+    const calls = await this.deps.tasks.toolChoice(job.user, String(model.id), job.messages, tools.functionSpecs(), context);
+    const extras = this.toolExtras(job, model, messageId, events, context)(job.messages);
+    const sources: Source[] = [];
+    for (const call of calls) {
+      const source = tools.sourceOf(call.name);
+      if (source === null) continue;
+      const parameters = tools.allowedArguments(call.name, call.parameters);
+      const outcome = await tools.call(job.user, call.name, JSON.stringify(parameters), extras);
+      if (events && outcome.files.length > 0) events.fromTool({ type: 'files', data: { files: outcome.files } });
+      if (events && outcome.embeds.length > 0) events.fromTool({ type: 'embeds', data: { embeds: outcome.embeds } });
+      if (!outcome.text) continue;
+      const name = source && !source.startsWith('server:') && source !== 'builtin' ? `${source}/${call.name}` : call.name;
+      sources.push({ source: { name }, document: [outcome.text], metadata: [{ source: name, parameters }], tool_result: true });
+    }
+    return sources;
+  }
+
+  /** What a tool call receives besides its arguments: the chat's ids, the event emitter and caller, the reference's `__…__` extras. */
+  private toolExtras(job: Job, model: Json, messageId: string | null, events: MessageEvents | null, context: CallContext & { signal: AbortSignal }): GenerationRequest['toolExtras'] {
+    const { user, sessionId, chatId, form } = job;
+    const eventCall =
+      events && sessionId ? (event: unknown) => this.deps.realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined;
+    return (messages) => ({
+      metadata: {
+        chat_id: chatId,
+        message_id: messageId,
+        session_id: sessionId,
+        user_id: user.id,
+        tool_ids: form.tool_ids ?? null,
+        files: form.files ?? null,
+        features: form.features ?? {},
+        variables: form.variables ?? {},
+        model: model.id,
+      },
+      eventEmitter: events ? (event) => events.fromTool(event) : undefined,
+      eventCall,
+      signal: context.signal,
+      extras: { __messages__: messages, __files__: form.files ?? [], __chat_id__: chatId || null, __message_id__: messageId, __model__: model },
+    });
   }
 
   private async generationRequest(
@@ -676,23 +728,7 @@ export class ChatPipeline {
       clientTools: job.clientTools,
       maxToolRounds: this.options.maxToolCallRounds,
       context,
-      toolExtras: (messages) => ({
-        metadata: {
-          chat_id: chatId,
-          message_id: messageId,
-          session_id: sessionId,
-          user_id: user.id,
-          tool_ids: form.tool_ids ?? null,
-          files: form.files ?? null,
-          features: form.features ?? {},
-          variables: form.variables ?? {},
-          model: model.id,
-        },
-        eventEmitter: events ? (event) => events.fromTool(event) : undefined,
-        eventCall,
-        signal: context.signal,
-        extras: { __messages__: messages, __files__: form.files ?? [], __chat_id__: chatId || null, __message_id__: messageId, __model__: model },
-      }),
+      toolExtras: this.toolExtras(job, model, messageId, events, context),
     };
   }
 
@@ -802,7 +838,7 @@ export class ChatPipeline {
     const events = storedAnswer ? new MessageEvents(this.deps.realtime, this.deps.chats, job.user.id, job.chatId, target.messageId!) : null;
     for (const description of events ? job.toolNotices : []) await events!.status({ description, done: true });
     await this.webSearch(job, model, context, events);
-    const { messages, sources } = await this.attach(await this.withImage(job, model, target.messageId, context, events), model, context, events);
+    const { messages, sources } = await this.attach(await this.withImage(job, model, target.messageId, context, events), model, target.messageId, context, events);
     // Relayed as the provider answered unless something must read the answer: tools, a stored message, stream filters.
     if (!job.tools && !storedAnswer && !this.deps.functions.filtersStream(job.filters)) {
       const passthrough = Object.fromEntries(Object.entries(job.form).filter(([key]) => !PIPELINE_FIELDS.includes(key)));

@@ -15,6 +15,8 @@ export interface Source {
   document: string[];
   metadata: Json[];
   distances?: number[];
+  /** A tool's result under `function_calling: 'legacy'`, not a document's passage. */
+  tool_result?: true;
 }
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');

@@ -81,6 +81,23 @@ export class ChatTools {
     return functions;
   }
 
+  /** The functions' own specs (name, description, parameters), as the legacy tool-choosing prompt lists them. */
+  functionSpecs(): Json[] {
+    return [...this.functions.values()].map((f) => f.spec);
+  }
+
+  /** Where a function comes from (a tool id, `server:<id>`, `builtin`), when there is one of that name. */
+  sourceOf(name: string): string | null {
+    return this.functions.get(name)?.source ?? null;
+  }
+
+  /** The arguments a function's spec names, others left out (as the reference before any call). */
+  allowedArguments(name: string, args: Json): Json {
+    const spec = this.functions.get(name)?.spec;
+    const parameters = isObject(spec?.parameters) && isObject(spec.parameters.properties) ? spec.parameters.properties : {};
+    return Object.fromEntries(Object.entries(args).filter(([key]) => key in parameters));
+  }
+
   /** The `tools` of a Chat Completions request. */
   specs(): Json[] {
     return [...this.functions.values()].map((f) => ({ type: 'function', function: f.spec }));
@@ -98,10 +115,8 @@ export class ChatTools {
     if (args === null) {
       return textOutcome(`Error: Tool call arguments could not be parsed. The model generated malformed or incomplete JSON for \`${name}\`. Please try again.`);
     }
-    const parameters = isObject(target.spec.parameters) && isObject(target.spec.parameters.properties) ? target.spec.parameters.properties : {};
-    const allowed = Object.fromEntries(Object.entries(args).filter(([key]) => key in parameters));
     try {
-      return await target.run(allowed, user, extras);
+      return await target.run(this.allowedArguments(name, args), user, extras);
     } catch (error) {
       return textOutcome(error instanceof Error ? error.message : String(error));
     }

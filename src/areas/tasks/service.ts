@@ -12,7 +12,7 @@ import type { CompletionsService } from '../models/completions.js';
 import type { ModelsService } from '../models/service.js';
 import type { StopResult, TaskRegistry } from './registry.js';
 import { TASK_SETTINGS, type TaskConfig } from './settings.js';
-import { DEFAULT_TEMPLATES, autocompletePrompt, conversationPrompt, emojiPrompt, moaPrompt } from './templates.js';
+import { DEFAULT_TEMPLATES, autocompletePrompt, conversationPrompt, emojiPrompt, moaPrompt, toolChoiceMessages } from './templates.js';
 
 /**
  * Background tasks (`/api/v1/tasks`, routers/tasks.py): short completions that
@@ -261,6 +261,29 @@ export class TasksService {
       return text ? [text] : [];
     } catch (error) {
       this.core.log.debug({ err: error instanceof Error ? error.message : String(error) }, 'Retrieval query generation failed');
+      return [];
+    }
+  }
+
+  /**
+   * The tools the task model picks for the conversation under `function_calling: 'legacy'`
+   * (middleware.py chat_completion_tools_handler): TOOLS_FUNCTION_CALLING_PROMPT_TEMPLATE (or the
+   * built-in one) with the tools' specs, the recent messages and the query; the calls of the JSON
+   * object it writes (`tool_calls`, or one call), none when it picks none or fails.
+   */
+  async toolChoice(user: UserRecord, modelId: string, messages: Message[], specs: Json[], context: CallContext): Promise<{ name: string; parameters: Json }[]> {
+    try {
+      const models = await this.available(user, context);
+      if (!models.has(modelId)) return [];
+      const template = this.setting('TOOLS_FUNCTION_CALLING_PROMPT_TEMPLATE').trim() ? this.setting('TOOLS_FUNCTION_CALLING_PROMPT_TEMPLATE') : DEFAULT_TEMPLATES.TOOLS;
+      const payload = { model: this.taskModel(modelId, models).id, messages: toolChoiceMessages(template, specs, messages), stream: false };
+      const answer = await this.completions.complete(user, payload, { ...context, metadata: { ...context.metadata, task: 'function_calling' } });
+      const chosen = answer.kind === 'json' && answer.status < 400 ? answerJson(answer.body) : null;
+      if (!chosen) return [];
+      const calls = Array.isArray(chosen.tool_calls) && chosen.tool_calls.length > 0 ? chosen.tool_calls : [chosen];
+      return calls.filter(isObject).flatMap((call) => (typeof call.name === 'string' && call.name ? [{ name: call.name, parameters: isObject(call.parameters) ? call.parameters : {} }] : []));
+    } catch (error) {
+      this.core.log.debug({ err: error instanceof Error ? error.message : String(error) }, 'Tool choice failed');
       return [];
     }
   }

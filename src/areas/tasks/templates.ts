@@ -1,5 +1,5 @@
 import type { UserRecord } from '../../core/auth/user.js';
-import { contentText, isObject, type Message } from '../chats/history.js';
+import { contentText, isObject, type Json, type Message } from '../chats/history.js';
 import { replaceMessagesVariable, replacePromptVariable } from '../chats/templates.js';
 import { renderSystemPrompt } from '../models/params.js';
 
@@ -170,6 +170,28 @@ ERROR HANDLING:
 - If something is unsafe or impossible, decline kindly and suggest a safe alternative.
 
 Stay consistent, helpful, and easy to listen to.`,
+  TOOLS: `Available Tools: {{TOOLS}}
+
+Your task is to choose and return the correct tool(s) from the list of available tools based on the query. Follow these guidelines:
+
+- Return only the JSON object, without any additional text or explanation.
+
+- If no tools match the query, return an empty array: 
+   {
+     "tool_calls": []
+   }
+
+- If one or more tools match the query, construct a JSON response containing a "tool_calls" array with objects that include:
+   - "name": The tool's name.
+   - "parameters": A dictionary of required parameters and their corresponding values.
+
+The format for the JSON response is strictly:
+{
+  "tool_calls": [
+    {"name": "toolName1", "parameters": {"key1": "value1"}},
+    {"name": "toolName2", "parameters": {"key2": "value2"}}
+  ]
+}`,
   EMOJI: `Your task is to reflect the speaker's likely facial expression through a fitting emoji. Interpret emotions from the message and reflect their facial expression using fitting, diverse emojis (e.g., 😊, 😢, 😡, 😱).
 
 Message: \`\`\`{{prompt}}\`\`\``,
@@ -205,6 +227,24 @@ export function autocompletePrompt(template: string, prompt: string, messages: M
 
 export function emojiPrompt(prompt: string, user: UserRecord): string {
   return renderSystemPrompt(replacePromptVariable(DEFAULT_TEMPLATES.EMOJI, prompt), user);
+}
+
+/**
+ * The messages of the legacy tool-choosing task (middleware.py get_tools_function_calling_payload):
+ * the template with the tools' specs as the system message, then the last four messages before
+ * the query, each `ROLE: """text"""`, and the query.
+ */
+export function toolChoiceMessages(template: string, specs: Json[], messages: Message[]): Message[] {
+  const query = lastUserText(messages) ?? '';
+  const earlier = query && messages.at(-1)?.role === 'user' ? messages.slice(0, -1) : messages;
+  const history = earlier
+    .slice(-4)
+    .map((m) => `${String(m.role ?? '').toUpperCase()}: """${contentText(m)}"""`)
+    .join('\n');
+  return [
+    { role: 'system', content: template.split('{{TOOLS}}').join(JSON.stringify(specs)) },
+    { role: 'user', content: history ? `History:\n${history}\nQuery: ${query}` : `Query: ${query}` },
+  ];
 }
 
 /** The mixture-of-agents prompt: the query and every model's answer in triple quotes (no user variables, as the reference). */

@@ -153,6 +153,39 @@ describe('tool calling', () => {
     expect(text).toMatch(/^Let me compute.Results: 5 pears/);
   }, 30000);
 
+  it('with function_calling legacy, lets the task model pick the tools and puts their results before the model as sources', async () => {
+    const previous = world.model.script;
+    world.model.script = (body: any) => {
+      const system = body.messages[0]?.role === 'system' ? String(body.messages[0].content) : '';
+      if (system.startsWith('Available Tools:')) {
+        return { text: 'Sure: {"tool_calls": [{"name": "add", "parameters": {"a": 4, "b": 5, "extra": "dropped"}}, {"name": "not_a_tool", "parameters": {}}]}' };
+      }
+      if (isTaskPrompt(body)) return defaultScript(body);
+      return { text: `Answer from: ${body.messages.at(-1).content}` };
+    };
+    try {
+      const { body, assistantId } = webRequest(browser.socket, { content: 'add 4 and 5', extra: { tool_ids: ['calc'], params: { function_calling: 'legacy' }, background_tasks: {} } });
+      const res = await world.api.post('/api/chat/completions', body, { token: world.alice.token });
+      expect(res.status, res.text).toBe(200);
+      const done = await browser.next((e) => e.message_id === assistantId && e.type === 'chat:completion' && e.data?.done, 'the final answer', 20000);
+
+      const choice = world.model.requests.find((r: any) => String(r.messages?.[0]?.content ?? '').startsWith('Available Tools:'));
+      expect(choice.stream).toBe(false);
+      expect(JSON.parse(choice.messages[0].content.slice('Available Tools: '.length, choice.messages[0].content.indexOf('\n'))).map((spec: any) => spec.name)).toEqual(['add', 'fail']);
+      expect(choice.messages[1]).toEqual({ role: 'user', content: 'Query: add 4 and 5' });
+
+      // The model itself is offered no tools; the result reaches it through the RAG template.
+      const answer = world.model.chatRequests().at(-1);
+      expect(answer.tools).toBeUndefined();
+      expect(answer.messages.at(-1).content).toContain('<source id="1" name="calc/add">9 pears</source>');
+      expect(outputText(done.data.output)).toMatch(/^Answer from: /);
+      const stored = (await world.api.get(`/api/v1/chats/${res.body.chat_id}`, { token: world.alice.token })).body.chat.history.messages[assistantId];
+      expect(stored.sources).toEqual([{ source: { name: 'calc/add' }, document: ['9 pears'], metadata: [{ source: 'calc/add', parameters: { a: 4, b: 5 } }], tool_result: true }]);
+    } finally {
+      world.model.script = previous;
+    }
+  }, 30000);
+
   it('stops after the configured number of tool rounds', async () => {
     await withWorld({ fakes: fakeModel(), env: { CHAT_RESPONSE_MAX_TOOL_CALL_ITERATIONS: '2' }, admin: 'Limit Admin' }, async (limited) => {
       const owner = limited.admin;
