@@ -6,9 +6,9 @@ import { connectRedis } from './realtime/redis.js';
  * What an instance keeps in memory and must re-read when another instance (or
  * this one) changes it: the persistent settings, users and group memberships,
  * revoked sessions, the `/` picker's prompts, the functions (pipe models, event receivers), the
- * merged model list (workspace models, provider connections).
+ * merged model list (workspace models, provider connections), channels' pages of messages.
  */
-export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions' | 'models';
+export type ChangeTopic = 'settings' | 'identity' | 'chats' | 'revocations' | 'prompts' | 'functions' | 'models' | 'channels';
 
 interface Logger {
   warn(details: object, message: string): void;

@@ -40,6 +40,7 @@ describe('three instances on one database and Redis', () => {
         EVENT_WEBHOOK_ALLOW_LOCAL: 'true',
         // Provider lists kept until changed: only a notice can tell another instance.
         MODELS_CACHE_TTL: '',
+        ENABLE_CHANNELS: 'true',
       }),
     },
     admin: 'Cluster Admin',
@@ -104,6 +105,23 @@ describe('three instances on one database and Redis', () => {
     const config = (await instances[0].api.get('/openai/config', { token })).body;
     expect((await instances[0].api.post('/openai/config/update', config, { token })).status).toBe(200);
     for (const instance of instances) await eventually(async () => (await listed(instance)).includes('fake-model-2'), 1_000);
+  });
+
+  it("shows a channel message, reaction or edit made on one instance in the others' pages of messages", async () => {
+    const token = world.admin.token;
+    const channel = (await instances[0].api.post('/api/v1/channels/create', { name: 'cluster-room', access_grants: [] }, { token })).body;
+    const page = async (instance: TestServer) => (await instance.api.get(`/api/v1/channels/${channel.id}/messages?skip=0&limit=50`, { token })).body as any[];
+    for (const instance of instances) expect(await page(instance)).toEqual([]);
+    const posted = (await instances[1].api.post(`/api/v1/channels/${channel.id}/messages/post`, { content: 'hello cluster' }, { token })).body;
+    for (const instance of instances) await eventually(async () => (await page(instance)).map((m) => m.content).join() === 'hello cluster', 1_000);
+    expect((await instances[2].api.post(`/api/v1/channels/${channel.id}/messages/${posted.id}/reactions/add`, { name: 'wave' }, { token })).status).toBe(200);
+    expect((await instances[2].api.post(`/api/v1/channels/${channel.id}/messages/${posted.id}/update`, { content: 'hello, cluster' }, { token })).status).toBe(200);
+    for (const instance of instances) {
+      await eventually(async () => {
+        const [message] = await page(instance);
+        return message?.content === 'hello, cluster' && message.reactions.some((r: any) => r.name === 'wave');
+      }, 1_000);
+    }
   });
 
   it("serves a tool's new specs on every instance once one instance updated it", { timeout: 60_000 }, async () => {

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { RESOURCE_TYPES } from '../../core/access/grants.js';
 import type { AccessService, SharingRule } from '../../core/access/service.js';
 import { isAdmin, type UserRecord } from '../../core/auth/user.js';
+import { deepFreeze, InvalidatedCache, NOTICED_CACHE } from '../../core/cache.js';
 import type { Core } from '../../core/context.js';
 import type { Db } from '../../core/db/database.js';
 import { ERROR, HttpError, badRequest, forbidden, notFound, unauthorized } from '../../core/http/errors.js';
@@ -53,6 +54,9 @@ const authorOf = (user: { id: string; name: string; role: string }): Author => (
 const fileIdsOf = (data: Json | null): string[] =>
   Array.isArray(data?.files) ? data.files.flatMap((file) => (file && typeof file === 'object' && typeof (file as Json).id === 'string' ? [(file as Json).id as string] : [])) : [];
 
+/** A message as lists show it: `data` only says whether it holds anything. */
+type ListedMessage = Omit<MessageView, 'data'> & { data: boolean };
+
 /**
  * Channels (`/api/v1/channels`): standard channels (admins create them; grants say
  * who reads and writes), group and direct-message channels (their members),
@@ -64,6 +68,13 @@ export class ChannelsService {
   private lastStamp = 0;
   private readonly postListeners: ((posted: PostedMessage) => void)[] = [];
 
+  /**
+   * Channels' pages of messages (`GET /{id}/messages`), read far more often than written (every
+   * member opening the channel, every reconnect): kept until a message, reaction, author or
+   * webhook changes, here or on another instance. Bounded: a page of 50 is tens of kilobytes.
+   */
+  private readonly pages = new InvalidatedCache<ListedMessage[]>({ ttlMs: NOTICED_CACHE.ttlMs, maxEntries: 200 });
+
   constructor(
     private readonly core: Core,
     private readonly access: AccessService,
@@ -71,7 +82,10 @@ export class ChannelsService {
     private readonly groups: GroupsService,
     private readonly files: FilesService,
     private readonly realtime: Realtime,
-  ) {}
+  ) {
+    core.database.onWrite(['message', 'message_reaction', 'user', 'channel_webhook'], () => core.changes.announce('channels'));
+    core.changes.on('channels', () => this.pages.invalidate());
+  }
 
   private store(db: Db = this.core.db): ChannelStore {
     return new ChannelStore(db);
@@ -230,7 +244,7 @@ export class ChannelsService {
   }
 
   /** List items answer only whether `data` holds anything. */
-  private slim(view: MessageView) {
+  private slim(view: MessageView): ListedMessage {
     return { ...view, data: hasData(view.data) };
   }
 
@@ -480,8 +494,10 @@ export class ChannelsService {
     const channel = await this.readable(user, id);
     // A write only the first time: later reads find the membership.
     if (!isGroupOrDm(channel) && !(await this.store().member(channel.id, user.id))) await this.store().addMembers(channel.id, [user.id], null, this.stamp());
-    const views = await this.messageViews(await this.store().messages(channel.id, null, skip, limit));
-    return views.map((v) => this.slim(v));
+    // The same page for every reader: who may read it was checked above.
+    return this.pages.get(`${channel.id}\n${skip}\n${limit}`, async () =>
+      deepFreeze((await this.messageViews(await this.store().messages(channel.id, null, skip, limit))).map((v) => this.slim(v))),
+    );
   }
 
   /** `GET /{id}/messages/pinned`: 20 a page, latest pin first. */
