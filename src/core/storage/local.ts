@@ -10,6 +10,12 @@ import type { ByteRange, Storage, StoredObject } from './storage.js';
  * Bytes on local disk in one folder (DATA_DIR/uploads, 0700 like the data
  * folder itself). Every path is checked to stay inside it.
  */
+/**
+ * Bytes an upload may have in flight to the disk: the socket is read on while the disk catches
+ * up (the default 16 KiB stalls the upload on every write).
+ */
+const WRITE_BUFFER_BYTES = 1 << 20;
+
 export class LocalStorage implements Storage {
   constructor(readonly dir: string) {}
 
@@ -42,7 +48,7 @@ export class LocalStorage implements Storage {
       },
     });
     try {
-      await pipeline(content, counted, createWriteStream(target, { mode: 0o600 }));
+      await pipeline(content, counted, createWriteStream(target, { mode: 0o600, highWaterMark: WRITE_BUFFER_BYTES }));
     } catch (error) {
       // A refused or broken upload leaves no partial file behind.
       await rm(target, { force: true });
