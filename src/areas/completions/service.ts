@@ -670,11 +670,17 @@ export class ChatPipeline {
     return sources;
   }
 
+  /** `__event_call__` of an answer with a browser: an event to the chat's socket, answered by it. */
+  private eventCaller(job: Job, messageId: string | null, events: MessageEvents | null): ((event: unknown) => Promise<unknown>) | undefined {
+    const { user, sessionId, chatId } = job;
+    if (!events || !sessionId) return undefined;
+    return (event) => this.deps.realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event });
+  }
+
   /** What a tool call receives besides its arguments: the chat's ids, the event emitter and caller, the reference's `__…__` extras. */
   private toolExtras(job: Job, model: Json, messageId: string | null, events: MessageEvents | null, context: CallContext & { signal: AbortSignal }): GenerationRequest['toolExtras'] {
     const { user, sessionId, chatId, form } = job;
-    const eventCall =
-      events && sessionId ? (event: unknown) => this.deps.realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined;
+    const eventCall = this.eventCaller(job, messageId, events);
     return (messages) => ({
       metadata: {
         chat_id: chatId,
@@ -702,11 +708,9 @@ export class ChatPipeline {
     events: MessageEvents | null,
     context: CallContext & { signal: AbortSignal },
   ): Promise<GenerationRequest> {
-    const { realtime } = this.deps;
     const { user, sessionId, chatId, form } = job;
     const messageId = target.messageId;
-    const eventCall =
-      events && sessionId ? (event: unknown) => realtime.callSession(sessionId, user.id, 'events', { chat_id: chatId, message_id: messageId, data: event }) : undefined;
+    const eventCall = this.eventCaller(job, messageId, events);
     // `features.code_interpreter` (code-interpreter.ts): its prompt joins the last user message, its blocks are run.
     const { settings } = this.core;
     const { access, python, files } = this.deps;
