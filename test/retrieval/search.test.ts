@@ -96,6 +96,15 @@ describe('lexical ranking: titles, headings, question words, repeated texts', ()
     if (dialect === 'sqlite') expect(await names('chatty', 'what is it', 1)).toEqual(['faq']);
   });
 
+  it('finds a word a line break split with a hyphen, as justified PDFs have them, and keeps the text as extracted', async () => {
+    const broken = 'The radio link failed: its transmis-\nsion stopped at dawn, and the relay was re-\nstarted twice.';
+    await index('hyphens', 'report', broken);
+    await index('hyphens', 'heating', filler('heating', 3));
+    const found = await ask(world.api, world.admin, 'hyphens', 'transmission', { k: 1 });
+    expect(found.documents[0]).toEqual([broken]);
+    expect((await ask(world.api, world.admin, 'hyphens', 'restarted', { k: 1 })).documents[0]).toEqual([broken]);
+  });
+
   it('answers k distinct chunks when a text is in a collection twice', async () => {
     const passages = ['Otters hold hands while sleeping.', 'Otters keep a favourite stone.', 'Otters groom their fur for hours.'];
     for (const [i, text] of passages.entries()) await index('otters', `otter-${i}`, text);

@@ -6,7 +6,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { chunks as slices } from '../db/batches.js';
 import { SignIndex } from './sign-index.js';
 import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, RawChunk, TitledChunk } from './store.js';
-import { cosine, documentTitle, queryWords, TITLE_WEIGHT, toStored } from './store.js';
+import { cosine, documentTitle, indexedText, queryWords, TITLE_WEIGHT, toStored } from './store.js';
 
 /**
  * The embedded chunk store: one SQLite file of its own, DATA_DIR/vector_db/retrieval.db (the
@@ -133,7 +133,7 @@ export class SqliteChunkStore implements ChunkStore {
         for (const row of rows) {
           const title = documentTitle(toStored(row).metadata);
           setTitle.run(title, row.id);
-          insertText.run(row.id, row.text, title, tagOf(row.collection));
+          insertText.run(row.id, indexedText(row.text), title, tagOf(row.collection));
         }
       }
     })();
@@ -222,7 +222,7 @@ export class SqliteChunkStore implements ChunkStore {
       if (chunks.length > 0) this.frequencies.clear();
       chunks.forEach((chunk, index) => {
         const id = insertChunk.run(collection, chunk.fileId, chunk.text, JSON.stringify(chunk.metadata), chunk.title).lastInsertRowid;
-        insertText.run(id, chunk.text, chunk.title, tag);
+        insertText.run(id, indexedText(chunk.text), chunk.title, tag);
         this.total++;
         if (insertVector && insertBits) {
           const vector = vectors!.vectors[index]!;

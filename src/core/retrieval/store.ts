@@ -85,6 +85,16 @@ export function documentTitle(metadata: Record<string, unknown>): string {
 }
 
 /**
+ * The text the embedded lexical index reads for a chunk: the text, then the words a line break
+ * split with a hyphen (`transmis-⏎sion`), joined, so a search for the word finds them (PDFs of
+ * justified, hyphenated text). The chunk's stored text is left as it was extracted.
+ */
+export function indexedText(text: string): string {
+  const joined = [...text.matchAll(/(\p{L}+)-[ \t]*\r?\n\s*(\p{Ll}+)/gu)].map((match) => match[1]! + match[2]!);
+  return joined.length > 0 ? `${text}\n${joined.join(' ')}` : text;
+}
+
+/**
  * English function words a question is phrased with (articles, pronouns, prepositions,
  * auxiliaries, question words). In a small collection their IDF is not low enough to keep a
  * chunk full of them from outranking the one with the asked-about words. Negations and

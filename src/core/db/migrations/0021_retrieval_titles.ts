@@ -15,6 +15,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     nullif(trim(metadata::jsonb ->> 'title'), ''),
     nullif(trim(regexp_replace(metadata::jsonb ->> 'name', '\\.[[:alnum:]]{1,8}$', '')), ''))`.execute(db);
   await sql`ALTER TABLE retrieval_chunk DROP COLUMN fts`.execute(db);
-  await sql`ALTER TABLE retrieval_chunk ADD COLUMN fts tsvector GENERATED ALWAYS AS (setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', text), 'D')) STORED`.execute(db);
+  // A word a line break split with a hyphen (`transmis-⏎sion`, justified PDFs) is indexed joined too (store.ts `indexedText`).
+  await sql`ALTER TABLE retrieval_chunk ADD COLUMN fts tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('english', title), 'A') ||
+    setweight(to_tsvector('english', regexp_replace(text, '([[:alpha:]]+)-[ \\t]*\\r?\\n\\s*([[:lower:]]+)', '\\1-\\2 \\1\\2', 'g')), 'D')
+  ) STORED`.execute(db);
   await sql`CREATE INDEX retrieval_chunk_fts_idx ON retrieval_chunk USING gin (fts)`.execute(db);
 }
