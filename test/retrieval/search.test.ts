@@ -105,6 +105,15 @@ describe('lexical ranking: titles, headings, question words, repeated texts', ()
     expect((await ask(world.api, world.admin, 'hyphens', 'restarted', { k: 1 })).documents[0]).toEqual([broken]);
   });
 
+  it('ranks a chunk with a word in the form asked above chunks with only other words of its stem', async () => {
+    await index('forms', 'sessions', 'The interactive debugger keeps interactive sessions: interactive mode shows an interactive prompt per command.');
+    await index('forms', 'interact', 'The interact command starts an interpreter holding the names of the current scope.');
+    await index('forms', 'heating', filler('heating', 4));
+    expect(await names('forms', 'interact command', 1)).toEqual(['interact']);
+    // The stem still finds the other forms.
+    expect(await names('forms', 'interactively', 1)).toEqual(['sessions']);
+  });
+
   it('answers k distinct chunks when a text is in a collection twice', async () => {
     const passages = ['Otters hold hands while sleeping.', 'Otters keep a favourite stone.', 'Otters groom their fur for hours.'];
     for (const [i, text] of passages.entries()) await index('otters', `otter-${i}`, text);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { chunks as slices, IDS_PER_QUERY } from '../db/batches.js';
 import type { Db } from '../db/database.js';
-import { type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type TitledChunk, TITLE_WEIGHT, toStored } from './store.js';
+import { ASKED_FORM_CANDIDATES, ASKED_FORM_WEIGHT, type ChunkStore, type ChunkVectors, cosine, type FoundChunk, type NewChunk, queryWords, type RawChunk, type TitledChunk, TITLE_WEIGHT, toStored } from './store.js';
 
 /** ts_rank's weights of the labels {D, C, B, A}: text is D, the title A, weighed TITLE_WEIGHT times as much. */
 const TITLE_RANK_WEIGHTS = `{0.1, 0.2, 0.4, ${0.1 * TITLE_WEIGHT}}`;
@@ -98,10 +98,17 @@ export class PostgresChunkStore implements ChunkStore {
     if (words.length === 0) return [];
     // Words are letters and digits only, so quoting them makes each a plain lexeme.
     const tsquery = words.map((word) => `'${word}'`).join(' | ');
+    // The best chunks by stem, then each scored up by its rank for the words as asked (the
+    // 'simple' configuration does not stem): ASKED_FORM_WEIGHT.
     const rows = await sql<RawChunk & { score: number }>`
-      SELECT id, collection, text, metadata, ts_rank(${TITLE_RANK_WEIGHTS}, fts, q) AS score
-      FROM retrieval_chunk, to_tsquery('english', ${tsquery}) q
-      WHERE collection = ${collection} AND fts @@ q
+      SELECT id, collection, text, metadata,
+        score + ${ASKED_FORM_WEIGHT} * ts_rank(${TITLE_RANK_WEIGHTS}, setweight(to_tsvector('simple', title), 'A') || to_tsvector('simple', text), to_tsquery('simple', ${tsquery})) AS score
+      FROM (
+        SELECT id, collection, text, metadata, title, ts_rank(${TITLE_RANK_WEIGHTS}, fts, q) AS score
+        FROM retrieval_chunk, to_tsquery('english', ${tsquery}) q
+        WHERE collection = ${collection} AND fts @@ q
+        ORDER BY score DESC, id LIMIT ${ASKED_FORM_CANDIDATES * k}
+      ) found
       ORDER BY score DESC, id LIMIT ${k}`.execute(this.db);
     return rows.rows.map((row) => ({ ...toStored(row), score: Number(row.score) }));
   }

@@ -6,7 +6,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { chunks as slices } from '../db/batches.js';
 import { SignIndex } from './sign-index.js';
 import type { ChunkStore, ChunkVectors, FoundChunk, NewChunk, RawChunk, TitledChunk } from './store.js';
-import { cosine, documentTitle, indexedText, queryWords, TITLE_WEIGHT, toStored } from './store.js';
+import { ASKED_FORM_CANDIDATES, ASKED_FORM_WEIGHT, askedFormScores, bm25Idf, cosine, documentTitle, folded, indexedText, queryWords, TITLE_WEIGHT, toStored } from './store.js';
 
 /**
  * The embedded chunk store: one SQLite file of its own, DATA_DIR/vector_db/retrieval.db (the
@@ -19,6 +19,9 @@ import { cosine, documentTitle, indexedText, queryWords, TITLE_WEIGHT, toStored 
  * - `chunk_fts`: FTS5 (contentless, rowid = chunk id) over the text and the title it is under
  *   (its document's, its headings: TITLE_WEIGHT), plus a `tag` column holding one token per
  *   collection, so a search matches inside its collection in the index itself;
+ * - `chunk_exact`: the words of the text and title without stemming, documents only (no
+ *   positions): how many chunks hold a word in the form asked, to rank the chunks `chunk_fts`
+ *   found by their stems (ASKED_FORM_WEIGHT);
  * - per vector space (model and dimensions) `n`: `chunk_vector_<n>`, each chunk's vector (float32
  *   BLOB, key = chunk id), and `chunk_bits_<n>`, a sqlite-vec vec0 table of the vectors' signs (one
  *   bit per dimension), partitioned by collection.
@@ -43,6 +46,7 @@ CREATE TABLE IF NOT EXISTS chunk (
 CREATE INDEX IF NOT EXISTS chunk_collection_idx ON chunk (collection, id);
 CREATE INDEX IF NOT EXISTS chunk_file_idx ON chunk (collection, file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(text, title, tag, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_exact USING fts5(words, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS vector_space (
   id INTEGER PRIMARY KEY,
   space TEXT NOT NULL,
@@ -79,6 +83,9 @@ const SIGN_INDEX_CHUNKS = 2_000_000;
 /** Words whose chunk counts are remembered between writes, at most. */
 const FREQUENCIES_KEPT = 10_000;
 
+/** A chunk found by the stemmed index, with the title it was indexed under (scored again by byAskedForms). */
+type LexicalHit = FoundChunk & { title: string };
+
 interface Space {
   id: number;
   dimensions: number;
@@ -93,6 +100,8 @@ export class SqliteChunkStore implements ChunkStore {
   private readonly sizes = new Map<string, number>();
   /** Chunks matching a word (at most the cap it was counted with), since the last write. */
   private readonly frequencies = new Map<string, { chunks: number; capped: boolean }>();
+  /** Chunks holding a word in the form asked (`chunk_exact`), since the last write. */
+  private readonly formFrequencies = new Map<string, number>();
   /** Sign bits per vector space and collection (`<space id>\n<collection>`), most recently searched last. */
   private readonly signIndexes = new Map<string, SignIndex>();
   /** SQLite's `data_version` when the above was last known to match the file. */
@@ -108,8 +117,12 @@ export class SqliteChunkStore implements ChunkStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
+    const hadExactIndex = this.tableExists('chunk_exact');
     this.db.exec(SCHEMA);
     this.addTitles();
+    if (!hadExactIndex) this.addExactIndex();
+    // Each word's chunk count (fts5vocab reads it from the index); temp: it belongs to this connection only.
+    this.db.exec("CREATE VIRTUAL TABLE temp.chunk_exact_terms USING fts5vocab(main, chunk_exact, 'row')");
     this.catchUp();
   }
 
@@ -135,6 +148,22 @@ export class SqliteChunkStore implements ChunkStore {
           setTitle.run(title, row.id);
           insertText.run(row.id, indexedText(row.text), title, tagOf(row.collection));
         }
+      }
+    })();
+  }
+
+  private tableExists(name: string): boolean {
+    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+  }
+
+  /** A file written before `chunk_exact`: its chunks are indexed in it (a new or empty file has none). */
+  private addExactIndex(): void {
+    this.db.transaction(() => {
+      const insertExact = this.db.prepare('INSERT INTO chunk_exact (rowid, words) VALUES (?, ?)');
+      const page = this.db.prepare('SELECT id, text, title FROM chunk WHERE id > ? ORDER BY id LIMIT 1000');
+      type Row = { id: number; text: string; title: string };
+      for (let rows = page.all(0) as Row[]; rows.length > 0; rows = page.all(rows.at(-1)!.id) as Row[]) {
+        for (const row of rows) insertExact.run(row.id, `${indexedText(row.text)}\n${row.title}`);
       }
     })();
   }
@@ -171,13 +200,14 @@ export class SqliteChunkStore implements ChunkStore {
   private deleteChunks(ids: number[]): void {
     if (ids.length === 0) return;
     this.sizes.clear();
-    this.frequencies.clear();
+    this.forgetCounts();
     const removed = new Set(ids);
     for (const index of this.signIndexes.values()) index.remove(removed);
     for (const batch of slices(ids, IDS_PER_STATEMENT)) {
       const marks = batch.map(() => '?').join(',');
       this.total -= this.db.prepare(`DELETE FROM chunk WHERE id IN (${marks})`).run(...batch).changes;
       this.db.prepare(`DELETE FROM chunk_fts WHERE rowid IN (${marks})`).run(...batch);
+      this.db.prepare(`DELETE FROM chunk_exact WHERE rowid IN (${marks})`).run(...batch);
       for (const space of this.spaces.values()) {
         this.db.prepare(`DELETE FROM chunk_vector_${space.id} WHERE id IN (${marks})`).run(...batch);
         this.db.prepare(`DELETE FROM chunk_bits_${space.id} WHERE rowid IN (${marks})`).run(...batch.map(BigInt));
@@ -203,8 +233,13 @@ export class SqliteChunkStore implements ChunkStore {
 
   private forget(): void {
     this.sizes.clear();
-    this.frequencies.clear();
+    this.forgetCounts();
     this.signIndexes.clear();
+  }
+
+  private forgetCounts(): void {
+    this.frequencies.clear();
+    this.formFrequencies.clear();
   }
 
   async insert(collection: string, chunks: NewChunk[], vectors: ChunkVectors | null, replaceFileId?: string): Promise<void> {
@@ -213,16 +248,19 @@ export class SqliteChunkStore implements ChunkStore {
       const space = vectors && vectors.vectors.length > 0 ? this.spaceFor(vectors.space, vectors.vectors[0]!.length, true) : null;
       const insertChunk = this.db.prepare('INSERT INTO chunk (collection, file_id, text, metadata, title) VALUES (?, ?, ?, ?, ?)');
       const insertText = this.db.prepare('INSERT INTO chunk_fts (rowid, text, title, tag) VALUES (?, ?, ?, ?)');
+      const insertExact = this.db.prepare('INSERT INTO chunk_exact (rowid, words) VALUES (?, ?)');
       const insertVector = space ? this.db.prepare(`INSERT INTO chunk_vector_${space.id} (id, embedding) VALUES (?, ?)`) : null;
       const insertBits = space ? this.db.prepare(`INSERT INTO chunk_bits_${space.id} (rowid, collection, bits) VALUES (?, ?, vec_bit(?))`) : null;
       const tag = tagOf(collection);
       const signIndex = space ? this.signIndexes.get(`${space.id}\n${collection}`) : undefined;
       const size = this.sizes.get(collection);
       if (size !== undefined) this.sizes.set(collection, size + chunks.length);
-      if (chunks.length > 0) this.frequencies.clear();
+      if (chunks.length > 0) this.forgetCounts();
       chunks.forEach((chunk, index) => {
         const id = insertChunk.run(collection, chunk.fileId, chunk.text, JSON.stringify(chunk.metadata), chunk.title).lastInsertRowid;
-        insertText.run(id, indexedText(chunk.text), chunk.title, tag);
+        const text = indexedText(chunk.text);
+        insertText.run(id, text, chunk.title, tag);
+        insertExact.run(id, `${text}\n${chunk.title}`);
         this.total++;
         if (insertVector && insertBits) {
           const vector = vectors!.vectors[index]!;
@@ -247,7 +285,7 @@ export class SqliteChunkStore implements ChunkStore {
 
   async clear(): Promise<void> {
     this.write(() => {
-      this.db.exec('DELETE FROM chunk; DELETE FROM chunk_fts;');
+      this.db.exec('DELETE FROM chunk; DELETE FROM chunk_fts; DELETE FROM chunk_exact;');
       this.total = 0;
       for (const space of this.spaces.values()) this.db.exec(`DROP TABLE chunk_vector_${space.id}; DROP TABLE chunk_bits_${space.id};`);
       this.db.exec('DELETE FROM vector_space');
@@ -269,13 +307,36 @@ export class SqliteChunkStore implements ChunkStore {
     this.catchUp();
     const words = queryWords(query);
     const weighted = this.weightedWords(words);
-    const found = this.matching(collection, weighted, k);
+    const candidates = ASKED_FORM_CANDIDATES * k;
+    const found = this.matching(collection, weighted, candidates);
     // The words left out may be the only ones a small collection holds (in a store of a few
     // chunks every word is "in over half"): fewer than k found, all words are matched.
-    return found.length < k && weighted.length < words.length ? this.matching(collection, words, k) : found;
+    if (found.length < k && weighted.length < words.length) return this.byAskedForms(this.matching(collection, words, candidates), words, k);
+    return this.byAskedForms(found, weighted, k);
   }
 
-  private matching(collection: string, words: string[], k: number): FoundChunk[] {
+  /** The best `k` of chunks found by stem, each scored up by its BM25 for the words as asked (ASKED_FORM_WEIGHT). */
+  private byAskedForms(found: LexicalHit[], words: string[], k: number): FoundChunk[] {
+    const idf = new Map(words.map(folded).map((word) => [word, bm25Idf(this.total, this.chunksHolding(word))]));
+    const asked = askedFormScores(found, idf);
+    return found
+      .map(({ title: _title, ...chunk }, i) => ({ ...chunk, score: chunk.score + ASKED_FORM_WEIGHT * asked[i]! }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k);
+  }
+
+  /** Chunks holding `word` as it is (fts5vocab reads the count from the unstemmed index, walking the word's chunks). */
+  private chunksHolding(word: string): number {
+    let chunks = this.formFrequencies.get(word);
+    if (chunks === undefined) {
+      chunks = (this.db.prepare('SELECT doc FROM temp.chunk_exact_terms WHERE term = ?').pluck().get(word) as number | undefined) ?? 0;
+      if (this.formFrequencies.size >= FREQUENCIES_KEPT) this.formFrequencies.clear();
+      this.formFrequencies.set(word, chunks);
+    }
+    return chunks;
+  }
+
+  private matching(collection: string, words: string[], k: number): LexicalHit[] {
     if (words.length === 0) return [];
     const text = `{text title} : (${words.map((word) => `"${word}"`).join(' OR ')})`;
     // Matching the collection's tag walks its whole doclist (FTS5's BM25 counts every phrase's
@@ -286,22 +347,32 @@ export class SqliteChunkStore implements ChunkStore {
       const limit = 4 * k;
       const found = this.ranked(text, limit);
       const own = found.filter((chunk) => chunk.collection === collection);
-      if (own.length >= k || found.length < limit) return own.slice(0, k);
+      if (own.length >= k || found.length < limit) return this.read(own.slice(0, k));
     }
-    return this.ranked(`tag : ${tagOf(collection)} AND ${text}`, k);
+    return this.read(this.ranked(`tag : ${tagOf(collection)} AND ${text}`, k));
   }
 
-  /** The best `limit` chunks by BM25 over the text column for an FTS5 query. */
-  private ranked(match: string, limit: number): FoundChunk[] {
-    const rows = this.db
+  /** The best `limit` chunks by BM25 over the text column for an FTS5 query: their ids, collections and scores. */
+  private ranked(match: string, limit: number): { id: number; collection: string; score: number }[] {
+    return this.db
       .prepare(
         // bm25() ordered by SQLite measured a third faster than FTS5's `rank` column at 100,000 chunks (same scores).
-        `SELECT c.id, c.collection, c.text, c.metadata, -f.bm25 AS score
+        `SELECT c.id, c.collection, -f.bm25 AS score
          FROM (SELECT rowid, bm25(chunk_fts, 1.0, ${TITLE_WEIGHT}, 0.0) AS bm25 FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY bm25 LIMIT ?) f
          JOIN chunk c ON c.id = f.rowid ORDER BY f.bm25`,
       )
-      .all(match, limit) as (RawChunk & { score: number })[];
-    return rows.map((row) => ({ ...toStored(row), score: row.score }));
+      .all(match, limit) as { id: number; collection: string; score: number }[];
+  }
+
+  /** The found chunks' text, metadata and title, in their order. */
+  private read(found: { id: number; score: number }[]): LexicalHit[] {
+    if (found.length === 0) return [];
+    const rows = this.db.prepare(`SELECT id, collection, text, metadata, title FROM chunk WHERE id IN (${found.map(() => '?').join(',')})`).all(...found.map((chunk) => chunk.id)) as (RawChunk & { title: string })[];
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    return found.flatMap(({ id, score }) => {
+      const row = byId.get(id);
+      return row ? [{ ...toStored(row), title: row.title, score }] : [];
+    });
   }
 
   private sizeOf(collection: string): number {

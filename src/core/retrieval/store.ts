@@ -75,6 +75,67 @@ export interface ChunkStore {
 export const TITLE_WEIGHT = 1;
 
 /**
+ * How much a chunk's score for the words as asked (unstemmed) adds to its score for their stems,
+ * and how many times k chunks found by stem are ranked so. Stemming finds `interactive` for
+ * `interact` and `version` for `versions`; among the chunks it finds, the ones with the asked
+ * form are usually the ones meant. Measured with the recall sets of
+ * bench/scenarios/retrieval-recall.js (docs/retrieval.md): weights 0.4 to 0.75 and 2 to 8 times
+ * k ranked alike; 1 ranked lower.
+ */
+export const ASKED_FORM_WEIGHT = 0.5;
+export const ASKED_FORM_CANDIDATES = 2;
+
+/** Text as the embedded index's unstemmed tokenizer reads it (unicode61, remove_diacritics 2): lower case, no accents. */
+export const folded = (text: string) => (/[^\x00-\x7f]/.test(text) ? text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase() : text.toLowerCase());
+
+/** BM25's IDF as FTS5 computes it: never below 1e-6, so a word in over half the chunks still counts a little. */
+export const bm25Idf = (chunks: number, containing: number) => Math.max(1e-6, Math.log((chunks - containing + 0.5) / (containing + 0.5)));
+
+/**
+ * Each chunk's BM25 (FTS5's k1 1.2, b 0.75) for the asked words, over its indexed text and
+ * title, given each folded word's IDF (its letters and digits only, as `queryWords` gives them).
+ * Lengths, in characters, are normalised by the chunks' own average: these are a search's few
+ * best, scored against each other.
+ */
+export function askedFormScores(chunks: { text: string; title: string }[], idf: Map<string, number>): number[] {
+  const counted = chunks.map((chunk) => {
+    const text = folded(`${indexedText(chunk.text)}\n${chunk.title}`);
+    const frequencies = new Map<string, number>();
+    for (const word of idf.keys()) {
+      const f = occurrences(text, word);
+      if (f > 0) frequencies.set(word, f);
+    }
+    return { frequencies, length: text.length };
+  });
+  const average = counted.reduce((sum, chunk) => sum + chunk.length, 0) / counted.length || 1;
+  return counted.map(({ frequencies, length }) => {
+    let score = 0;
+    for (const [word, f] of frequencies) score += (idf.get(word)! * (f * 2.2)) / (f + 1.2 * (0.25 + (0.75 * length) / average));
+    return score;
+  });
+}
+
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const isWordCharacter = (text: string, at: number) => {
+  const code = text.charCodeAt(at);
+  if (Number.isNaN(code)) return false;
+  if (code < 128) return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
+  return LETTER_OR_DIGIT.test(String.fromCodePoint(text.codePointAt(at) ?? code));
+};
+
+/**
+ * How often `word` is in `text` with no letter or digit on either side: a token of the
+ * tokenizer. Searched with indexOf, as a regular expression per query would be compiled per query.
+ */
+function occurrences(text: string, word: string): number {
+  let count = 0;
+  for (let at = text.indexOf(word); at !== -1; at = text.indexOf(word, at + word.length)) {
+    if (!isWordCharacter(text, at - 1) && !isWordCharacter(text, at + word.length)) count++;
+  }
+  return count;
+}
+
+/**
  * A document's title for the lexical index: its stated title (a web page's, a PDF's info), and
  * its name without the extension (a file's; a PDF's stated title is often a tool's placeholder).
  */
@@ -90,6 +151,8 @@ export function documentTitle(metadata: Record<string, unknown>): string {
  * justified, hyphenated text). The chunk's stored text is left as it was extracted.
  */
 export function indexedText(text: string): string {
+  // The quick test first: most chunks have no such break.
+  if (!/-[ \t]*\r?\n/.test(text)) return text;
   const joined = [...text.matchAll(/(\p{L}+)-[ \t]*\r?\n\s*(\p{Ll}+)/gu)].map((match) => match[1]! + match[2]!);
   return joined.length > 0 ? `${text}\n${joined.join(' ')}` : text;
 }

@@ -11,10 +11,11 @@ import { SqliteChunkStore, tagOf } from '../../src/core/retrieval/sqlite-store.j
 import { createTestDatabase, dialect, dropTestDatabase } from '../helpers/server.js';
 
 /**
- * Chunks stored before they had titles (document name, headings weighed in the lexical rank):
- * after the upgrade each is found by its document's name, and nothing stored is lost.
+ * Chunks stored by an earlier release: before they had titles (document name, headings weighed
+ * in the lexical rank), before the unstemmed word index. After the upgrade each is found by its
+ * document's name and ranked by the forms asked, and nothing stored is lost.
  */
-describe('chunks stored before titles', () => {
+describe('chunks stored by an earlier release', () => {
   it('embedded store: the FTS index is rebuilt with each chunk’s document name as its title', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-titles-'));
     try {
@@ -38,6 +39,37 @@ describe('chunks stored before titles', () => {
       } finally {
         await upgraded.close();
       }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('embedded store: a file from before the unstemmed word index gets one, so the asked form of a word ranks first', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parley-exact-'));
+    try {
+      const store = new SqliteChunkStore(dataDir);
+      const chunk = (fileId: string, text: string) => ({ text, metadata: { name: `${fileId}.md`, file_id: fileId }, fileId, title: fileId });
+      await store.insert('kb', [chunk('sessions', 'The interactive debugger keeps interactive sessions: interactive mode shows an interactive prompt per command.')], null);
+      await store.insert('kb', [chunk('interact', 'The interact command starts an interpreter holding the names of the current scope.')], null);
+      await store.close();
+      const file = new SQLite(path.join(dataDir, 'vector_db', 'retrieval.db'));
+      file.exec('DROP TABLE chunk_exact');
+      file.close();
+
+      const upgraded = new SqliteChunkStore(dataDir);
+      try {
+        expect((await upgraded.lexical('kb', 'interact command', 1)).map((c) => c.metadata.name)).toEqual(['interact.md']);
+      } finally {
+        await upgraded.close();
+      }
+      const check = new SQLite(path.join(dataDir, 'vector_db', 'retrieval.db'));
+      check.exec("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, chunk_exact, 'row')");
+      expect(check.prepare("SELECT term, doc FROM temp.terms WHERE term IN ('interact', 'interactive', 'command') ORDER BY term").all()).toEqual([
+        { term: 'command', doc: 2 },
+        { term: 'interact', doc: 1 },
+        { term: 'interactive', doc: 1 },
+      ]);
+      check.close();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
