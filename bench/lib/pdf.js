@@ -2,7 +2,8 @@
  * A PDF with one page of text per entry (Helvetica, the offsets of its xref
  * computed; `locked`: password-protected; `title`: the document info's Title),
  * for the bench's extraction figure and the tests (test/helpers/documents.ts).
- * @param {string[]} pages
+ * A page is a line of 12-point text, or lines each in its own size (headings).
+ * @param {(string | { text: string, size: number }[])[]} pages
  * @param {{ locked?: boolean, title?: string }} [options]
  * @returns {Buffer}
  */
@@ -14,7 +15,8 @@ export function makePdf(pages, options = {}) {
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
   const escape = (text) => text.replace(/[\\()]/g, (c) => `\\${c}`);
   pages.forEach((text, i) => {
-    const stream = `BT /F1 12 Tf 72 720 Td (${escape(text)}) Tj ET`;
+    const lines = typeof text === 'string' ? [{ text, size: 12 }] : text;
+    const stream = lines.map((line, n) => `BT /F1 ${line.size} Tf 72 ${720 - n * 24} Td (${escape(line.text)}) Tj ET`).join('\n');
     objects[4 + i * 2] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`;
     objects[5 + i * 2] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;
   });

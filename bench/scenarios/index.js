@@ -12,6 +12,7 @@ import modelsList from './models-list.js';
 import notesFanout from './notes-fanout.js';
 import promptsList from './prompts-list.js';
 import retrieval from './retrieval.js';
+import retrievalDocuments from './retrieval-documents.js';
 import retrievalRecall from './retrieval-recall.js';
 import scheduler from './scheduler.js';
 import socketChats from './socket-chats.js';
@@ -38,5 +39,5 @@ import version from './version.js';
  */
 export const scenarios = [
   ...[version, authsSession, toolsList, chatsList, modelsList, promptsList, firstChunk, streams, socketChats, notesFanout, memoriesQuery, toolCall],
-  ...[files, retrieval, retrievalRecall, channelMessages, channelFanout, analytics, functions, scheduler, audio, importOpenWebui],
+  ...[files, retrieval, retrievalRecall, retrievalDocuments, channelMessages, channelFanout, analytics, functions, scheduler, audio, importOpenWebui],
 ];

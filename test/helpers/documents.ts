@@ -5,8 +5,8 @@
  */
 export { makePdf } from '../../bench/lib/pdf.js';
 
-/** A DOCX of one paragraph per entry. */
-export async function makeDocx(paragraphs: string[]): Promise<Buffer> {
+/** A DOCX of one paragraph per entry; a paragraph with a style (`Title`, `Heading1`, ...) names it by its id. */
+export async function makeDocx(paragraphs: (string | { text: string; style: string })[]): Promise<Buffer> {
   const { default: JSZip } = await import('jszip');
   const zip = new JSZip();
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -25,7 +25,10 @@ export async function makeDocx(paragraphs: string[]): Promise<Buffer> {
   zip.file(
     'word/document.xml',
     '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>' +
-      paragraphs.map((p) => `<w:p><w:r><w:t>${escape(p)}</w:t></w:r></w:p>`).join('') +
+      paragraphs
+        .map((p) => (typeof p === 'string' ? { text: p, style: null } : p))
+        .map(({ text, style }) => `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ''}<w:r><w:t>${escape(text)}</w:t></w:r></w:p>`)
+        .join('') +
       '</w:body></w:document>',
   );
   return zip.generateAsync({ type: 'nodebuffer' });

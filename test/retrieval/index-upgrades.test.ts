@@ -51,6 +51,8 @@ describe('chunks stored by an earlier release', () => {
       const chunk = (fileId: string, text: string) => ({ text, metadata: { name: `${fileId}.md`, file_id: fileId }, fileId, title: fileId });
       await store.insert('kb', [chunk('sessions', 'The interactive debugger keeps interactive sessions: interactive mode shows an interactive prompt per command.')], null);
       await store.insert('kb', [chunk('interact', 'The interact command starts an interpreter holding the names of the current scope.')], null);
+      const filler = Array.from({ length: 4 }, (_, i) => chunk(`heating-${i}`, `Heating note ${i}: boilers, radiators, valves and pipes are checked every spring by the caretaker.`));
+      await store.insert('kb', filler, null);
       await store.close();
       const file = new SQLite(path.join(dataDir, 'vector_db', 'retrieval.db'));
       file.exec('DROP TABLE chunk_exact');

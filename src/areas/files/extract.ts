@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Extracted, type ExtractedPage, ExtractionError, looksLikeText } from './extraction-shared.js';
-import { htmlToText } from './markup.js';
+import type { Outline } from '../../core/retrieval/retrieval.js';
+import { decodeEntities, htmlToText } from './markup.js';
 import { epubText, odtText, pptxText, xlsxText } from './office.js';
 
 /**
@@ -39,11 +40,11 @@ export async function extractText(localPath: string, name: string, contentType: 
   const type = (contentType ?? '').toLowerCase();
   const bytes = await readFile(localPath);
   if (extension === 'pdf' || type === 'application/pdf') return pdfPages(bytes);
+  if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
   return { text: await documentText(bytes, extension, type, contentType) };
 }
 
 async function documentText(bytes: Buffer, extension: string, type: string, contentType: string | null): Promise<string> {
-  if (extension === 'docx' || type === DOCX_TYPE) return docxText(bytes);
   const reader = DOCUMENT_READERS[extension] ?? DOCUMENT_READERS[DOCUMENT_TYPES[type]];
   if (reader) {
     try {
@@ -85,17 +86,18 @@ export async function pdfPages(bytes: Buffer): Promise<Extracted> {
       if (typeof value === 'string' && value.trim() !== '') info[name] = value.trim();
     }
     const labels = await document.getPageLabels().catch(() => null);
-    const pages: ExtractedPage[] = [];
+    const lines: PdfLine[][] = [];
     for (let number = 1; number <= document.numPages; number++) {
       const page = await document.getPage(number);
-      const content = await page.getTextContent();
-      const text = (content.items as { str?: string; hasEOL?: boolean }[])
-        .map((item) => (item.str ?? '') + (item.hasEOL ? '\n' : ''))
-        .join('')
-        .trim();
-      pages.push({ text, metadata: { ...info, total_pages: document.numPages, page: number - 1, page_label: labels?.[number - 1] || String(number) } });
+      lines.push(pdfLines((await page.getTextContent()).items as PdfTextItem[]));
       page.cleanup();
     }
+    const outlines = pdfOutlines(lines);
+    const pages: ExtractedPage[] = lines.map((pageLines, i) => ({
+      text: pageLines.map((line) => line.text).join('').trim(),
+      metadata: { ...info, total_pages: document!.numPages, page: i, page_label: labels?.[i] || String(i + 1) },
+      ...(outlines[i] ? { outline: outlines[i] } : {}),
+    }));
     return { text: pages.map((page) => page.text).join('\n\n'), pages };
   } catch (error) {
     const name = (error as Error).name;
@@ -106,11 +108,87 @@ export async function pdfPages(bytes: Buffer): Promise<Extracted> {
   }
 }
 
-/** The paragraphs of a Word document as plain text. */
-async function docxText(bytes: Buffer): Promise<string> {
+interface PdfTextItem {
+  str?: string;
+  hasEOL?: boolean;
+  transform?: number[];
+}
+
+/** A line of a PDF page as pdf.js gives it (its text ends with its line break), and the largest font size on it. */
+interface PdfLine {
+  text: string;
+  size: number;
+}
+
+function pdfLines(items: PdfTextItem[]): PdfLine[] {
+  const lines: PdfLine[] = [];
+  let text = '';
+  let size = 0;
+  for (const item of items) {
+    const str = item.str ?? '';
+    // The font size is the text matrix's vertical scale.
+    if (str.trim() !== '' && item.transform) size = Math.max(size, Math.round(Math.hypot(item.transform[2] ?? 0, item.transform[3] ?? 0) * 2) / 2);
+    text += str + (item.hasEOL ? '\n' : '');
+    if (item.hasEOL) {
+      lines.push({ text, size });
+      text = '';
+      size = 0;
+    }
+  }
+  if (text !== '') lines.push({ text, size });
+  return lines;
+}
+
+/** A heading's font is this much larger than the body's, at least; its line at most this long. */
+const PDF_HEADING_SCALE = 1.1;
+const PDF_HEADING_LENGTH = 200;
+
+/**
+ * Each page's outline: lines in a font larger than the body's (the size most characters have)
+ * are headings, the largest size level 1; a heading wrapped over lines of one size is one title.
+ * Null for a page when the document has no such lines.
+ */
+function pdfOutlines(pages: PdfLine[][]): (Outline | null)[] {
+  const characters = new Map<number, number>();
+  for (const line of pages.flat()) characters.set(line.size, (characters.get(line.size) ?? 0) + line.text.trim().length);
+  const body = [...characters].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 0;
+  const isHeading = (line: PdfLine) => body > 0 && line.size >= body * PDF_HEADING_SCALE && line.text.trim().length <= PDF_HEADING_LENGTH && /[\p{L}\p{N}]/u.test(line.text);
+  const sizes = [...new Set(pages.flat().filter(isHeading).map((line) => line.size))].sort((a, b) => b - a);
+  if (sizes.length === 0) return pages.map(() => null);
+  const trail: string[] = [];
+  return pages.map((lines) => {
+    const outline: Outline = { above: trail.filter(Boolean), headings: [] };
+    let previous: PdfLine | null = null;
+    for (const line of lines) {
+      const heading = isHeading(line) ? { level: sizes.indexOf(line.size) + 1, title: line.text.trim() } : null;
+      const last = outline.headings.at(-1);
+      if (heading && last && previous && isHeading(previous) && previous.size === line.size) last.title = `${last.title} ${heading.title}`;
+      else if (heading) outline.headings.push(heading);
+      if (heading) {
+        trail.length = heading.level;
+        trail[heading.level - 1] = outline.headings.at(-1)!.title;
+      }
+      previous = line;
+    }
+    return outline;
+  });
+}
+
+/**
+ * The paragraphs of a Word document as plain text, and its headings (paragraphs of the Title
+ * and Heading styles, read from mammoth's HTML: its raw text has no marks for them).
+ */
+async function docxText(bytes: Buffer): Promise<Extracted> {
   const { default: mammoth } = await import('mammoth');
   try {
-    return (await mammoth.extractRawText({ buffer: bytes })).value.trim();
+    const [raw, html] = await Promise.all([
+      mammoth.extractRawText({ buffer: bytes }),
+      mammoth.convertToHtml({ buffer: bytes }, { styleMap: ["p[style-name='Title'] => h1.title:fresh", 'p.Title => h1.title:fresh'] }),
+    ]);
+    const headings = [...html.value.matchAll(/<h([1-6])( class="title")?>(.*?)<\/h\1>/gs)]
+      .map((match) => ({ level: match[2] ? 1 : Number(match[1]) + 1, title: decodeEntities(match[3]!.replace(/<[^>]*>/g, '')).trim() }))
+      .filter((heading) => heading.title !== '');
+    return { text: raw.value.trim(), ...(headings.length > 0 ? { outline: { above: [], headings } } : {}) };
   } catch (error) {
     throw new ExtractionError(`The document could not be read: ${(error as Error).message}`);
   }

@@ -175,8 +175,8 @@ export class FilesService {
     const collection = `file-${file.id}`;
     const metadata = { ...(file.meta ?? {}), name: file.filename, created_by: file.user_id, file_id: file.id, source: file.filename };
     const documents = extracted.pages
-      ? extracted.pages.map((page) => ({ text: page.text, metadata: { ...page.metadata, ...metadata } }))
-      : [{ text: extracted.text, metadata }];
+      ? extracted.pages.map((page) => ({ text: page.text, metadata: { ...page.metadata, ...metadata }, outline: page.outline }))
+      : [{ text: extracted.text, metadata, outline: extracted.outline }];
     await this.retrieval.index(collection, documents, { replaceFileId: file.id });
   }
 

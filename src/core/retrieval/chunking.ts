@@ -1,5 +1,5 @@
 import { encodingOf } from '../tokens.js';
-import type { RetrievalDocument } from './retrieval.js';
+import type { Outline, RetrievalDocument } from './retrieval.js';
 
 /**
  * Splitting text into chunks as the reference's save_docs_to_vector_db does: optional
@@ -134,21 +134,30 @@ export function markdownSections(text: string): string[] {
 
 /**
  * The headings a position of a text is under (`# A`, `## B` → ['A', 'B']), read forward
- * once as positions increase: chunks ask in order, so a document is scanned once.
+ * once as positions increase: chunks ask in order, so a document is scanned once. A text with
+ * an outline (a PDF page, a Word document) also has its outline's headings, each taking effect at
+ * the line that reads it, and starts under the outline's `above`.
  */
 class HeadingTrail {
   private readonly lines = new MarkdownLines();
-  private readonly trail: string[] = [];
+  private readonly trail: string[];
+  private nextHeading = 0;
   private scanned = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly outline?: Outline,
+  ) {
+    this.trail = [...(outline?.above ?? [])];
+  }
 
   /** The headings of the lines that start at or before `offset` (a chunk that opens a section is under its heading). */
   at(offset: number): string[] {
     while (this.scanned <= offset && this.scanned < this.text.length) {
       const end = this.text.indexOf('\n', this.scanned);
       const lineEnd = end === -1 ? this.text.length : end;
-      const heading = this.lines.read(this.text.slice(this.scanned, lineEnd));
+      const line = this.text.slice(this.scanned, lineEnd);
+      const heading = this.lines.read(line) ?? this.outlined(line.trim());
       if (heading) {
         this.trail.length = Math.min(this.trail.length, heading.level - 1);
         this.trail[heading.level - 1] = heading.title;
@@ -157,7 +166,27 @@ class HeadingTrail {
     }
     return this.trail.filter((title) => title !== undefined && title !== '');
   }
+
+  /**
+   * The outline's heading this line reads (its first line, when a heading wraps), looked for
+   * among the next few: one the text does not show as a line of its own is passed over.
+   */
+  private outlined(line: string): { level: number; title: string } | null {
+    const headings = this.outline?.headings ?? [];
+    if (line === '') return null;
+    for (let i = this.nextHeading; i < Math.min(headings.length, this.nextHeading + OUTLINE_LOOKAHEAD); i++) {
+      const heading = headings[i]!;
+      if (heading.title === line || heading.title.startsWith(`${line} `)) {
+        this.nextHeading = i + 1;
+        return heading;
+      }
+    }
+    return null;
+  }
 }
+
+/** Outline headings looked for past one the text did not show. */
+const OUTLINE_LOOKAHEAD = 3;
 
 /** The reference's merge_docs_to_target_size over one document's sections (they share source and file). */
 function mergeToTargetSize(sections: string[], minSize: number, maxSize: number, length: (s: string) => number): string[] {
@@ -200,7 +229,7 @@ export function chunkDocuments(documents: RetrievalDocument[], options: Chunking
     if (options.markdownHeaders && options.minSizeTarget > 0) sections = mergeToTargetSize(sections, options.minSizeTarget, options.chunkSize, length);
     // Sections are the document's text in order (trimmed, perhaps joined by blank lines): their
     // headings are followed through one trail, so a chunk knows the headings above it.
-    const trail = new HeadingTrail(sections.join('\n\n'));
+    const trail = new HeadingTrail(sections.join('\n\n'), document.outline);
     let sectionStart = 0;
     for (const section of sections) {
       const pieces =

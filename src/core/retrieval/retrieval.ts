@@ -21,6 +21,18 @@ export interface RetrievalDocument {
    * copied into a knowledge base). Otherwise it comes from the metadata and the Markdown.
    */
   title?: string;
+  /** The headings of a text that has no Markdown marks for them (a PDF's, a Word document's), for the titles of its chunks. */
+  outline?: Outline;
+}
+
+/**
+ * A text's headings in order, each a line of the text as it stands (a PDF's by font size, a
+ * Word document's by paragraph style), and the headings it starts under (a PDF page: those of the
+ * pages before). Level 1 is the outermost.
+ */
+export interface Outline {
+  above: string[];
+  headings: { level: number; title: string }[];
 }
 
 /** One chunk found by a query. `score` is higher for better matches (0..1 after hybrid fusion or reranking). */

@@ -80,7 +80,7 @@ export class RetrievalService implements Retrieval {
   }
 
   /** The chunks `index` stores, each with the title it is under. */
-  chunk(documents: RetrievalDocument[], options: IndexOptions = {}): Required<RetrievalDocument>[] {
+  chunk(documents: RetrievalDocument[], options: IndexOptions = {}): Required<Omit<RetrievalDocument, 'outline'>>[] {
     if (options.whole) {
       return documents
         .filter((document) => document.text.trim() !== '')

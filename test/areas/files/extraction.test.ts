@@ -1,6 +1,6 @@
 import { FormData, fetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeEml, makeEpub, makePdf } from '../../helpers/documents.js';
+import { makeDocx, makeEml, makeEpub, makePdf } from '../../helpers/documents.js';
 import { type FakeExtractionEngines, startFakeExtractionEngines } from '../../helpers/fake-extraction.js';
 import type { Account } from '../../helpers/users.js';
 import { type ServerWorld, useServer } from '../../helpers/world.js';
@@ -76,6 +76,38 @@ describe('content extraction', () => {
     const keys = await query(knowledge.body.id, 'Who keeps the radiator keys?', world.admin);
     expect(keys.text).toBe(pages[2]);
     expect(keys.metadata).toMatchObject({ page: 2, page_label: '3', total_pages: 3, file_id: id, name: 'building.pdf' });
+  });
+
+  it('titles the chunks of PDFs and Word documents with their headings (font size, paragraph style), across pages', async () => {
+    // Paragraphs of words no heading has: a chunk after the first is found by a heading's words only through its title.
+    const filler = (topic: string, n: number) => Array.from({ length: n }, (_, i) => `${topic} ${i}: pour, wait, rinse and dry the parts, then put them back in order.`).join(' ');
+    const kettle = (size: number) => [{ text: 'Appliance manual', size: 20 }, { text: 'Descaling the kettle', size: 15 }, ...Array.from({ length: 14 }, (_, i) => ({ text: filler(`step ${i}`, 1), size }))];
+    const pdf = makePdf([kettle(10), Array.from({ length: 14 }, (_, i) => ({ text: filler(`more ${i}`, 1), size: 10 })), [{ text: 'Cleaning the toaster', size: 15 }, { text: filler('crumbs', 1), size: 10 }]]);
+    const docx = await makeDocx([
+      { text: 'Appliance manual', style: 'Title' },
+      { text: 'Descaling the kettle', style: 'Heading1' },
+      ...Array.from({ length: 10 }, (_, i) => filler(`step ${i}`, 4)),
+      { text: 'Cleaning the toaster', style: 'Heading1' },
+      filler('crumbs', 1),
+    ]);
+    const pdfId = await files.upload(world.owner, 'appliances.pdf', pdf, 'application/pdf');
+    const docxId = await files.upload(world.owner, 'appliances.docx', docx, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    for (const id of [pdfId, docxId]) expect(await files.processed(world.owner, id)).toEqual({ status: 'completed' });
+    const found = async (id: string, query: string) => {
+      const res = await world.api.post('/api/v1/retrieval/query/collection', { collection_names: [`file-${id}`], query, k: 10 }, { token: world.owner.token });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.documents[0] as string[];
+    };
+    for (const id of [pdfId, docxId]) {
+      const chunks = await found(id, 'descaling');
+      // The chunks under the heading (on the PDF's second page too), not those under the next one only.
+      expect(chunks.length).toBeGreaterThan(2);
+      expect(chunks.filter((text) => !text.includes('Descaling')).length).toBeGreaterThan(1);
+      expect(chunks.filter((text) => text.startsWith('crumbs'))).toEqual([]);
+      expect((await found(id, 'toaster')).every((text) => text.includes('toaster'))).toBe(true);
+    }
+    // The text is as extracted: no marks added for the headings.
+    expect((await files.content(world.owner, docxId)).startsWith('Appliance manual\n\nDescaling the kettle\n\nstep 0')).toBe(true);
   });
 
   it('reads EPUB chapters in spine order and mails with headers, body and attachment names', async () => {
