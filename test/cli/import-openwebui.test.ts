@@ -7,7 +7,7 @@ import { runCommand } from '../../src/cli/main.js';
 import { importOpenWebui } from '../../src/cli/openwebui/import.js';
 import { openSource } from '../../src/cli/openwebui/source.js';
 import type { Parley } from '../../src/app.js';
-import { chatJson, createOpenWebuiDatabase, type OpenWebuiFixture, type SchemaVersion } from '../helpers/openwebui.js';
+import { chatJson, createOpenWebuiDatabase, type FixtureRow, type OpenWebuiFixture, type SchemaVersion } from '../helpers/openwebui.js';
 import { fakeEmbeddingEngine } from '../helpers/fake-embeddings.js';
 import { processedFile } from '../helpers/files.js';
 import { dialect, withServer, type ApiClient } from '../helpers/server.js';
@@ -61,9 +61,30 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
     { id: 'shout', user_id: 'u-admin', name: 'Shout', type: 'filter', content: 'class Filter:\n    pass\n', meta: { description: 'loud' }, valves: { level: 3 }, is_active: true, is_global: false, updated_at: T, created_at: T },
     { id: 'weird', user_id: 'u-admin', name: 'Weird', type: 'gadget', content: '', meta: {}, is_active: false, is_global: false, updated_at: T, created_at: T },
   ]);
-  await source.insert('prompt', { id: 'p-1', command: 'summarize', user_id: 'u-alice', name: 'Summarize', content: 'Summarize {{text}}', is_active: true, tags: [], version_id: 'pv-1', created_at: T, updated_at: T });
+  await source.insert('prompt', { id: 'p-1', command: 'summarize', user_id: 'u-alice', name: 'Summarize', content: 'Summarize {{text}}', is_active: true, tags: [], version_id: 'pv-1', created_at: T - 100, updated_at: T });
+  // Its versions: a first draft by the admin, the one in use, and a later one not put in use (ids not in time order).
+  const promptSnapshot = (content: string) => ({ name: 'Summarize', content, command: 'summarize', data: {}, meta: {}, tags: [], access_grants: [] });
+  await source.insert('prompt_history', [
+    { id: 'pv-z', prompt_id: 'p-1', parent_id: null, snapshot: promptSnapshot('Summarize'), user_id: 'u-admin', commit_message: 'Initial version', created_at: T - 100 },
+    { id: 'pv-1', prompt_id: 'p-1', parent_id: 'pv-z', snapshot: promptSnapshot('Summarize {{text}}'), user_id: 'u-alice', commit_message: 'with the text', created_at: T },
+    { id: 'pv-2', prompt_id: 'p-1', parent_id: 'pv-1', snapshot: promptSnapshot('Summarize {{text}} briefly'), user_id: 'u-alice', commit_message: 'draft', created_at: T + 50 },
+    { id: 'pv-orphan', prompt_id: 'p-gone', snapshot: promptSnapshot('?'), user_id: 'u-alice', created_at: T },
+  ]);
   await source.insert('skill', { id: 'sk-1', user_id: 'u-admin', name: 'Reviewer', description: 'reviews', content: 'Review carefully.', meta: { tags: ['code'] }, is_active: true, updated_at: T, created_at: T });
   await source.insert('note', { id: 'n-1', user_id: 'u-alice', title: 'Ideas', data: { content: { md: 'an idea' } }, meta: {}, created_at: T, updated_at: T });
+  await source.insert('pinned_note', [
+    { id: 'pin-1', user_id: 'u-alice', note_id: 'n-1', created_at: T * 1_000_000_000 },
+    { id: 'pin-2', user_id: 'u-alice', note_id: 'n-gone', created_at: T * 1_000_000_000 },
+  ]);
+  await source.insert('automation', [
+    { id: 'a-1', user_id: 'u-alice', name: 'Digest', data: { prompt: 'Summarize the news', model_id: 'gpt-test', rrule: 'FREQ=DAILY;BYHOUR=8;BYMINUTE=0' }, is_active: true, created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
+    { id: 'a-bad', user_id: 'u-alice', name: 'Broken', data: { prompt: 'x', model_id: 'gpt-test' }, is_active: true, created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
+  ]);
+  await source.insert('calendar', { id: 'cal-1', user_id: 'u-admin', name: 'Team days', color: '#ff0000', is_default: true, created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 });
+  await source.insert('calendar_event', [
+    { id: 'ev-1', calendar_id: 'cal-1', user_id: 'u-admin', title: 'Retro', location: 'Room 1', start_at: (T + 86_400) * 1_000_000_000, end_at: (T + 90_000) * 1_000_000_000, all_day: false, is_cancelled: false, created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
+    { id: 'ev-orphan', calendar_id: 'cal-gone', user_id: 'u-admin', title: 'Lost', start_at: T * 1_000_000_000, all_day: false, is_cancelled: false, created_at: T, updated_at: T },
+  ]);
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
   await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
   await source.insert('channel', [
@@ -81,6 +102,8 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
     { id: 'ag-3', resource_type: 'channel', resource_id: 'ch-1', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-1', resource_type: 'model', resource_id: 'helper', principal_type: 'group', principal_id: 'g-team', permission: 'read', created_at: T },
     { id: 'ag-2', resource_type: 'calendar', resource_id: 'cal-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
+    { id: 'ag-5', resource_type: 'calendar', resource_id: 'cal-gone', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
+    { id: 'ag-6', resource_type: 'automation', resource_id: 'a-1', principal_type: 'user', principal_id: '*', permission: 'read', created_at: T },
   ]);
   await source.insert('config', [
     { key: 'ui.default_user_role', value: JSON.stringify('user'), updated_at: T },
@@ -115,7 +138,7 @@ const count = async (parley: Parley, name: 'chat' | 'chat_message') =>
 /** Every row of the tables an import writes, for "a second run changes nothing". */
 async function snapshot(parley: Parley) {
   const db = parley.core.db;
-  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'prompt_history', 'channel', 'channel_member', 'message', 'message_reaction'] as const;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'prompt_history', 'channel', 'channel_member', 'message', 'message_reaction', 'pinned_note', 'automation', 'calendar', 'calendar_event', 'channel_file', 'knowledge_directory', 'knowledge_file'] as const;
   const rows: Record<string, unknown[]> = {};
   for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
   return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
@@ -155,7 +178,17 @@ describe('parley import-openwebui', () => {
         expect(table(report, 'function').unconvertible).toEqual([{ id: 'weird', reason: 'unknown function type gadget' }]);
         expect(table(report, 'channel').unconvertible).toEqual([{ id: 'ch-gone', reason: 'deleted in Open WebUI' }]);
         expect(table(report, 'message').unconvertible).toEqual([{ id: 'msg-2', reason: 'its channel ch-gone is not in the import' }]);
-        expect(table(report, 'access_grant').unconvertible).toEqual([{ id: 'ag-2', reason: 'a grant on a calendar, which is not carried over' }]);
+        expect(table(report, 'access_grant')).toMatchObject({
+          written: 4,
+          unconvertible: [
+            { id: 'ag-6', reason: 'a grant on a automation, which is not carried over' },
+            { id: 'ag-5', reason: 'its calendar cal-gone is not in the import' },
+          ],
+        });
+        expect(table(report, 'prompt_history')).toMatchObject({ source: 4, written: 3, present: 0, unconvertible: [{ id: 'pv-orphan', reason: 'its prompt p-gone is not in the import' }] });
+        expect(table(report, 'pinned_note').unconvertible).toEqual([{ id: 'pin-2', reason: 'its note n-gone is not in the import' }]);
+        expect(table(report, 'automation').unconvertible).toEqual([{ id: 'a-bad', reason: 'its data has no prompt, model_id and rrule' }]);
+        expect(table(report, 'calendar_event').unconvertible).toEqual([{ id: 'ev-orphan', reason: 'its calendar cal-gone is not in the import' }]);
         expect(table(report, 'config')).toMatchObject({ source: 5, written: 4, unconvertible: [{ id: 'ui.enable_signup', reason: 'ui.enable_signup: must be a boolean' }] });
         expect(report.messages).toBe(8);
         expect(lines).toContain('verify chat: 2 of 2 convertible rows in Parley');
@@ -183,7 +216,14 @@ describe('parley import-openwebui', () => {
         // Its current text is its first version, with the id the prompt names.
         const history = await api.get('/api/v1/prompts/id/p-1/history', as);
         expect(history.status, history.text).toBe(200);
-        expect(history.body).toEqual([expect.objectContaining({ id: 'pv-1', commit_message: 'Imported from Open WebUI' })]);
+        expect(history.body).toEqual([
+          expect.objectContaining({ id: 'pv-2', parent_id: 'pv-1', user_id: 'u-alice', commit_message: 'draft', created_at: T + 50 }),
+          expect.objectContaining({ id: 'pv-1', parent_id: 'pv-z', user_id: 'u-alice', commit_message: 'with the text', created_at: T }),
+          expect.objectContaining({ id: 'pv-z', parent_id: null, user_id: 'u-admin', commit_message: 'Initial version', created_at: T - 100, snapshot: expect.objectContaining({ content: 'Summarize' }) }),
+        ]);
+        // The version in use is still Open WebUI's, not the latest.
+        expect((await api.get('/api/v1/prompts/id/p-1', as)).body).toMatchObject({ version_id: 'pv-1', content: 'Summarize {{text}}' });
+        expect((await api.get('/api/v1/notes/pinned', as)).body).toEqual([expect.objectContaining({ id: 'n-1' })]);
         expect((await api.get('/api/v1/notes/n-1', as)).body).toMatchObject({ title: 'Ideas' });
         expect((await api.get('/api/v1/memories/', as)).body).toEqual([expect.objectContaining({ id: 'mem-1', content: 'Likes tea' })]);
         // Her group's imported permissions let her use it.
@@ -197,6 +237,15 @@ describe('parley import-openwebui', () => {
         expect((await api.get('/api/v1/functions/id/shout/valves', adminAuth)).body).toEqual({ level: 3 });
         expect((await api.get('/api/v1/evaluations/feedbacks/all/export', adminAuth)).body).toEqual([expect.objectContaining({ id: 'fb-1' })]);
         expect((await api.get('/api/v1/chats/c-2', adminAuth)).body).toMatchObject({ archived: true });
+        // Alice's automation, scheduled again; the admin's calendar and its event.
+        const automation = await api.get('/api/v1/automations/a-1', adminAuth);
+        expect(automation.status, automation.text).toBe(200);
+        expect(automation.body).toMatchObject({ user_id: 'u-alice', name: 'Digest', is_active: true, data: { rrule: 'FREQ=DAILY;BYHOUR=8;BYMINUTE=0' }, created_at: T * 1_000_000_000 });
+        expect(automation.body.next_run_at).toEqual(expect.any(Number));
+        const calendar = await api.get('/api/v1/calendars/cal-1', adminAuth);
+        expect(calendar.body, calendar.text).toMatchObject({ name: 'Team days', is_default: true, access_grants: [expect.objectContaining({ principal_id: '*', permission: 'read' })] });
+        const event = await api.get('/api/v1/calendars/events/ev-1', adminAuth);
+        expect(event.body, event.text).toMatchObject({ calendar_id: 'cal-1', title: 'Retro', location: 'Room 1', start_at: (T + 86_400) * 1_000_000_000 });
         // The group's grants: Alice, a member, sees the admin's model and skill.
         expect((await api.get('/api/v1/models/model?id=helper', as)).status).toBe(200);
         expect((await api.get('/api/v1/skills/id/sk-1', as)).body).toMatchObject({ name: 'Reviewer', content: 'Review carefully.', meta: { tags: ['code'] } });
@@ -219,36 +268,93 @@ describe('parley import-openwebui', () => {
     });
   }
 
-  it('carries files over from the uploads folder and knowledge bases with them, extracted and indexed again', { timeout: 60_000 }, async () => {
+  it('carries files over from the uploads folder, with the knowledge bases, folders, chats and channel messages holding them; extracted and indexed again', { timeout: 60_000 }, async () => {
     const owui = await source('0.10.2');
-    await owui.insert('user', { id: 'u-alice', email: 'alice@example.com', role: 'admin', name: 'Alice', last_active_at: T, updated_at: T, created_at: T });
-    await owui.insert('auth', { id: 'u-alice', email: 'alice@example.com', password: await bcrypt.hash(ALICE_PASSWORD, 4), active: true });
+    await owui.insert('user', [
+      { id: 'u-alice', email: 'alice@example.com', role: 'admin', name: 'Alice', last_active_at: T, updated_at: T, created_at: T },
+      { id: 'u-bob', email: 'bob@example.com', role: 'user', name: 'Bob', last_active_at: T, updated_at: T, created_at: T },
+    ]);
+    await owui.insert('auth', [
+      { id: 'u-alice', email: 'alice@example.com', password: await bcrypt.hash(ALICE_PASSWORD, 4), active: true },
+      { id: 'u-bob', email: 'bob@example.com', password: await bcrypt.hash('Bob-pass-1!', 4), active: true },
+    ]);
     const uploads = path.join(path.dirname(owui.location), 'uploads');
     mkdirSync(uploads);
     writeFileSync(path.join(uploads, 'f-1_guide.txt'), 'Lighthouses guide ships safely at night.');
+    writeFileSync(path.join(uploads, 'f-2_notes.txt'), 'Notes on harbours.');
     const file = (id: string, name: string) => ({ id, user_id: 'u-alice', filename: name, path: `/app/backend/data/uploads/${id}_${name}`, data: { status: 'completed', content: 'old text' }, meta: { name, content_type: 'text/plain', size: 40 }, created_at: T, updated_at: T });
-    await owui.insert('file', [file('f-1', 'guide.txt'), file('f-missing', 'gone.txt')]);
+    await owui.insert('file', [file('f-1', 'guide.txt'), file('f-2', 'notes.txt'), file('f-missing', 'gone.txt')]);
     await owui.insert('knowledge', { id: 'k-1', user_id: 'u-alice', name: 'Docs', description: 'the docs', created_at: T, updated_at: T });
+    // A folder inside another, the child's id first; one whose parent is gone.
+    await owui.insert('knowledge_directory', [
+      { id: 'kd-a', knowledge_id: 'k-1', parent_id: 'kd-b', name: 'Lights', user_id: 'u-alice', created_at: T, updated_at: T },
+      { id: 'kd-b', knowledge_id: 'k-1', parent_id: null, name: 'Guides', user_id: 'u-alice', created_at: T, updated_at: T },
+      { id: 'kd-c', knowledge_id: 'k-1', parent_id: 'kd-gone', name: 'Lost', user_id: 'u-alice', created_at: T, updated_at: T },
+    ]);
     await owui.insert('knowledge_file', [
-      { id: 'kf-1', knowledge_id: 'k-1', file_id: 'f-1', user_id: 'u-alice', created_at: T, updated_at: T },
+      { id: 'kf-1', knowledge_id: 'k-1', file_id: 'f-1', directory_id: 'kd-a', user_id: 'u-alice', created_at: T, updated_at: T },
       { id: 'kf-2', knowledge_id: 'k-1', file_id: 'f-missing', user_id: 'u-alice', created_at: T, updated_at: T },
+    ]);
+    // The first message names its file, as Open WebUI writes them; the link to the second message is all that says it held f-2.
+    const chat = chatJson('c-f', 'With files', 1);
+    const messages = (chat.history as { messages: Record<string, FixtureRow> }).messages;
+    messages['c-f-m0']!.files = [{ type: 'file', id: 'f-1', name: 'guide.txt' }];
+    await owui.insert('chat', { id: 'c-f', user_id: 'u-alice', title: 'With files', chat: { ...chat, id: 'c-f' }, created_at: T, updated_at: T, meta: {} });
+    await owui.insert('chat_file', [
+      { id: 'cf-1', user_id: 'u-alice', chat_id: 'c-f', message_id: 'c-f-m0', file_id: 'f-1', created_at: T, updated_at: T },
+      { id: 'cf-2', user_id: 'u-alice', chat_id: 'c-f', message_id: 'c-f-m1', file_id: 'f-2', created_at: T, updated_at: T },
+      { id: 'cf-3', user_id: 'u-alice', chat_id: 'c-f', message_id: null, file_id: 'f-missing', created_at: T, updated_at: T },
+    ]);
+    // Alice posted f-2 in a group channel Bob is in.
+    await owui.insert('channel', { id: 'ch-g', user_id: 'u-alice', type: 'group', name: 'pair', created_at: T, updated_at: T });
+    await owui.insert('channel_member', [
+      { id: 'cm-a', channel_id: 'ch-g', user_id: 'u-alice', status: 'joined', is_active: true, is_channel_muted: false, is_channel_pinned: false, created_at: T, updated_at: T },
+      { id: 'cm-b', channel_id: 'ch-g', user_id: 'u-bob', status: 'joined', is_active: true, is_channel_muted: false, is_channel_pinned: false, created_at: T, updated_at: T },
+    ]);
+    await owui.insert('message', { id: 'msg-f', user_id: 'u-alice', channel_id: 'ch-g', content: 'see this', data: { files: [{ type: 'file', id: 'f-2' }] }, created_at: T, updated_at: T });
+    await owui.insert('channel_file', [
+      { id: 'chf-1', user_id: 'u-alice', channel_id: 'ch-g', message_id: 'msg-f', file_id: 'f-2', created_at: T, updated_at: T },
+      { id: 'chf-2', user_id: 'u-alice', channel_id: 'ch-g', message_id: 'msg-f', file_id: 'f-missing', created_at: T, updated_at: T },
     ]);
     const engine = fakeEmbeddingEngine();
     const fakes = await engine.start();
     try {
-      await withServer({ env: engine.env!(fakes) }, async ({ api, parley }) => {
+      await withServer({ env: { ...engine.env!(fakes), ENABLE_CHANNELS: 'true' } }, async ({ api, parley }) => {
         const { report } = await runImport(owui.location, parley);
-        expect(table(report, 'file')).toMatchObject({ source: 2, written: 1, unconvertible: [{ id: 'f-missing', reason: `its bytes (f-missing_gone.txt) are not in ${uploads}` }] });
+        expect(table(report, 'file')).toMatchObject({ source: 3, written: 2, unconvertible: [{ id: 'f-missing', reason: `its bytes (f-missing_gone.txt) are not in ${uploads}` }] });
+        expect(table(report, 'knowledge_directory')).toMatchObject({ written: 2, unconvertible: [{ id: 'kd-c', reason: 'its parent folder kd-gone is not in the import' }] });
         expect(table(report, 'knowledge_file')).toMatchObject({ written: 1, unconvertible: [{ id: 'kf-2', reason: 'its file f-missing is not in the import' }] });
+        expect(table(report, 'chat_file', 'chat_message')).toMatchObject({
+          source: 3,
+          present: 1,
+          written: 1,
+          unconvertible: [{ id: 'cf-3', reason: 'it names no message (Parley links a chat to a file through one of its messages)' }],
+        });
+        expect(table(report, 'channel_file')).toMatchObject({ written: 1, unconvertible: [{ id: 'chf-2', reason: 'its file f-missing is not in the import' }] });
 
         const session = await signin(api, 'alice@example.com', ALICE_PASSWORD);
         const alice = { token: session.body.token } as Account;
         expect(await processedFile(api, alice, 'f-1')).toMatchObject({ status: 'completed' });
         expect((await api.get('/api/v1/files/f-1/content', alice)).text).toBe('Lighthouses guide ships safely at night.');
         expect((await api.get('/api/v1/knowledge/k-1', alice)).body).toMatchObject({ name: 'Docs', description: 'the docs' });
-        const listed = await api.get('/api/v1/knowledge/k-1/files', alice);
+        // The file in its folder, the folder inside its parent.
+        const top = await api.get('/api/v1/knowledge/k-1/files', alice);
+        expect(top.status, top.text).toBe(200);
+        expect(top.body.directories).toEqual([expect.objectContaining({ id: 'kd-b', name: 'Guides', parent_id: null })]);
+        const guides = await api.get('/api/v1/knowledge/k-1/files?directory_id=kd-b', alice);
+        expect(guides.body.directories).toEqual([expect.objectContaining({ id: 'kd-a', name: 'Lights' })]);
+        const listed = await api.get('/api/v1/knowledge/k-1/files?directory_id=kd-a', alice);
         expect(listed.status, listed.text).toBe(200);
         expect(listed.body.items.map((f: { id: string }) => f.id)).toEqual(['f-1']);
+        // The chat's messages name their files: the linked one is added to its message.
+        const opened = await api.get('/api/v1/chats/c-f', alice);
+        expect(opened.body.chat.history.messages['c-f-m0'].files).toEqual([expect.objectContaining({ id: 'f-1' })]);
+        expect(opened.body.chat.history.messages['c-f-m1'].files).toEqual([expect.objectContaining({ type: 'file', id: 'f-2', name: 'notes.txt' })]);
+        // Bob reads the file Alice posted in their channel.
+        const bob = await signin(api, 'bob@example.com', 'Bob-pass-1!');
+        const posted = await api.get('/api/v1/files/f-2', { token: bob.body.token });
+        expect(posted.status, posted.text).toBe(200);
+        expect((await api.get('/api/v1/files/f-1', { token: bob.body.token })).status).not.toBe(200);
         // Indexed again in the knowledge base's collection.
         const query = await api.post('/api/v1/retrieval/query/collection', { collection_names: ['k-1'], query: 'lighthouses', k: 5 }, alice);
         expect(query.status, query.text).toBe(200);

@@ -2,8 +2,9 @@
  * Open WebUI databases for the importer's tests, with the reference's schema: the tables
  * as its alembic migrations leave them (backend/open_webui/migrations/versions at
  * ecd48e2f7 for 0.10.2, and at v0.6.0), in DDL that SQLite and PostgreSQL both take.
- * Only the tables and columns the importer reads or reports are written out. No imports: the
- * bench (bench/scenarios/import.js) builds its source database from this file too.
+ * Only the tables and columns the importer reads or reports are written out, without foreign keys (tests
+ * seed rows whose owner is missing). No imports: the bench (bench/scenarios/import.js) builds its
+ * source database from this file too.
  */
 export type SchemaVersion = '0.10.2' | '0.6.0';
 
@@ -70,6 +71,25 @@ CREATE TABLE knowledge_file (id TEXT NOT NULL PRIMARY KEY, knowledge_id TEXT NOT
 CREATE TABLE channel_member (id TEXT NOT NULL PRIMARY KEY, channel_id TEXT NOT NULL, user_id TEXT NOT NULL, role TEXT, status TEXT,
   is_active BOOLEAN NOT NULL, is_channel_muted BOOLEAN NOT NULL, is_channel_pinned BOOLEAN NOT NULL, data JSON, meta JSON, invited_at BIGINT,
   invited_by TEXT, joined_at BIGINT, left_at BIGINT, last_read_at BIGINT, created_at BIGINT, updated_at BIGINT);
+CREATE TABLE knowledge_directory (id TEXT NOT NULL PRIMARY KEY, knowledge_id TEXT NOT NULL, parent_id TEXT, name TEXT NOT NULL, user_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (knowledge_id, parent_id, name));
+CREATE TABLE chat_file (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, chat_id TEXT NOT NULL, file_id TEXT NOT NULL, message_id TEXT,
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (chat_id, file_id));
+CREATE TABLE channel_file (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, channel_id TEXT NOT NULL, file_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, message_id TEXT, UNIQUE (channel_id, file_id));
+CREATE TABLE prompt_history (id TEXT NOT NULL PRIMARY KEY, prompt_id TEXT NOT NULL, parent_id TEXT, snapshot JSON NOT NULL, user_id TEXT NOT NULL,
+  commit_message TEXT, created_at BIGINT NOT NULL);
+CREATE TABLE automation (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, data JSON NOT NULL, meta JSON, is_active BOOLEAN NOT NULL,
+  last_run_at BIGINT, next_run_at BIGINT, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
+CREATE TABLE automation_run (id TEXT NOT NULL PRIMARY KEY, automation_id TEXT NOT NULL, chat_id TEXT, status TEXT NOT NULL, error TEXT, created_at BIGINT NOT NULL);
+CREATE TABLE calendar (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, color TEXT, is_default BOOLEAN NOT NULL, data JSON, meta JSON,
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
+CREATE TABLE calendar_event (id TEXT NOT NULL PRIMARY KEY, calendar_id TEXT NOT NULL, user_id TEXT NOT NULL, title TEXT NOT NULL, description TEXT,
+  start_at BIGINT NOT NULL, end_at BIGINT, all_day BOOLEAN NOT NULL, rrule TEXT, color TEXT, location TEXT, data JSON, meta JSON, is_cancelled BOOLEAN NOT NULL,
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
+CREATE TABLE calendar_event_attendee (id TEXT NOT NULL PRIMARY KEY, event_id TEXT NOT NULL, user_id TEXT NOT NULL, status TEXT NOT NULL, meta JSON,
+  created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (event_id, user_id));
+CREATE TABLE pinned_note (id TEXT NOT NULL PRIMARY KEY, user_id TEXT NOT NULL, note_id TEXT NOT NULL, created_at BIGINT NOT NULL, UNIQUE (user_id, note_id));
 `,
   '0.6.0':
     SHARED_TABLES.replace(' %CHAT_EXTRA%', '')

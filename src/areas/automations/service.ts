@@ -157,6 +157,18 @@ export class AutomationsService {
     return this.response(automation, user);
   }
 
+  /**
+   * Automations carried over from an Open WebUI database (`parley import-openwebui`), ids and
+   * times kept; the active ones are scheduled in their owner's time zone from now on (before
+   * the row is written, so an interrupted import, run again, leaves none unscheduled).
+   */
+  async restore(automations: AutomationRecord[]): Promise<void> {
+    for (const automation of automations) {
+      await this.plan(automation, (await this.users.byId(automation.user_id))?.timezone ?? null);
+      await this.store().insert(automation);
+    }
+  }
+
   /** `GET /{id}`. */
   async get(user: UserRecord, id: string): Promise<AutomationResponse> {
     return this.response(await this.owned(user, id), user);

@@ -336,6 +336,27 @@ export class CalendarService {
     return (await this.withDetails([event], false))[0];
   }
 
+  /**
+   * Calendars carried over from an Open WebUI database (`parley import-openwebui`), ids and times
+   * kept; one stays its owner's default only while the owner has no other.
+   */
+  async restoreCalendars(calendars: CalendarRecord[]): Promise<void> {
+    await this.core.db.transaction().execute(async (trx) => {
+      for (const calendar of calendars) {
+        const isDefault = calendar.is_default && !(await this.store(trx).hasDefault(calendar.user_id));
+        await this.store(trx).insertCalendar({ ...calendar, is_default: isDefault });
+      }
+    });
+  }
+
+  /** Events carried over likewise, each with its next alert planned in its owner's time zone (before the row is written, as automations'). */
+  async restoreEvents(events: EventRecord[]): Promise<void> {
+    for (const event of events) {
+      await this.planAlert(event, await this.ownerTimezone(event));
+      await this.store().insertEvent(event);
+    }
+  }
+
   /** `GET /events/search?query&skip&limit`: in the calendars the user may read. */
   async search(user: UserRecord, query: SearchQuery): Promise<{ items: EventResponse[]; total: number }> {
     await this.requireFeature(user);

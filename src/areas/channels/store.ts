@@ -3,7 +3,7 @@ import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { fromJson, toBool, toJson } from '../../core/db/json.js';
 import { containsPattern } from '../../core/db/like.js';
-import type { ChannelMemberRow, ChannelRow, ChannelWebhookRow, MessageRow } from '../../core/db/tables.js';
+import type { ChannelFileTable, ChannelMemberRow, ChannelRow, ChannelWebhookRow, MessageRow } from '../../core/db/tables.js';
 
 type Json = Record<string, unknown>;
 
@@ -504,6 +504,11 @@ export class ChannelStore {
       .values(fileIds.map((fileId) => ({ id: randomUUID(), channel_id: channelId, message_id: messageId, file_id: fileId, user_id: userId, created_at: now })))
       .onConflict((oc) => oc.columns(['channel_id', 'file_id']).doNothing())
       .execute();
+  }
+
+  /** A link of a file to a channel (and its message) as it was elsewhere (an import), id kept. */
+  async insertFile(link: ChannelFileTable): Promise<void> {
+    await this.db.insertInto('channel_file').values(link).execute();
   }
 
   /** The channels a file was posted in. */

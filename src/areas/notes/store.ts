@@ -117,6 +117,11 @@ export class NoteStore {
     return new Set(rows.map((r) => r.note_id));
   }
 
+  /** Pins the note for the user at `at` (an import's pin, kept with its time). */
+  async pin(userId: string, noteId: string, at: number): Promise<void> {
+    await this.db.insertInto('pinned_note').values({ user_id: userId, note_id: noteId, created_at: at }).execute();
+  }
+
   /** Pins the note for the user, or unpins it when pinned; true when it is pinned afterwards. */
   async togglePin(userId: string, noteId: string, now: number): Promise<boolean> {
     const removed = await this.db.deleteFrom('pinned_note').where('user_id', '=', userId).where('note_id', '=', noteId).executeTakeFirst();

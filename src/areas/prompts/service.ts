@@ -264,11 +264,10 @@ export class PromptsService {
       .catch((error: unknown) => this.commandRace(error));
   }
 
-  /** `GET /id/{id}`: admins, owners and readers; anyone else is told it does not exist. */
   /**
    * Prompts carried over from an Open WebUI database (`parley import-openwebui`), ids and times
    * kept, each with its grants and its current text as a first version (with the id the prompt
-   * names as its version, or a new one): earlier versions are not carried over.
+   * names as its version, or a new one); their earlier versions follow with `restoreVersions`.
    */
   async restore(prompts: { prompt: PromptRecord; grants: GrantSpec[] }[]): Promise<void> {
     await this.core.db.transaction().execute(async (trx) => {
@@ -288,6 +287,19 @@ export class PromptsService {
     });
   }
 
+  /**
+   * Versions read from another install (`parley import-openwebui`), ids, authors and times kept:
+   * one of the id `restore` wrote for the text in use is replaced by it, and each prompt's
+   * versions are ordered by time. The version in use (`version_id`) is left as it is.
+   */
+  async restoreVersions(versions: PromptVersion[]): Promise<void> {
+    await this.core.db.transaction().execute(async (trx) => {
+      for (const version of versions) await this.store(trx).restoreVersion(version);
+      for (const promptId of new Set(versions.map((v) => v.prompt_id))) await this.store(trx).orderVersions(promptId);
+    });
+  }
+
+  /** `GET /id/{id}`: admins, owners and readers; anyone else is told it does not exist. */
   async get(user: UserRecord, id: string) {
     const prompt = await this.store().byId(id);
     if (!prompt || !(await this.may(user, prompt, 'read'))) throw notFound();

@@ -206,6 +206,31 @@ export class PromptStore {
     return stored;
   }
 
+  /** The stored versions among `ids`. */
+  async versionsByIds(ids: string[]): Promise<PromptVersion[]> {
+    const rows: PromptHistoryRow[] = [];
+    for (const part of chunks(ids, IDS_PER_QUERY)) rows.push(...(await this.db.selectFrom('prompt_history').selectAll().where('id', 'in', part).execute()));
+    return rows.map(toVersion);
+  }
+
+  /** Writes a version as it was elsewhere (an import), replacing one of that id; `orderVersions` places it. */
+  async restoreVersion(version: PromptVersion): Promise<void> {
+    const values = { ...version, snapshot: JSON.stringify(version.snapshot) };
+    const replaced = await this.db.updateTable('prompt_history').set(values).where('id', '=', version.id).executeTakeFirst();
+    if (Number(replaced.numUpdatedRows) > 0) return;
+    const latest = await this.db.selectFrom('prompt_history').select('seq').where('prompt_id', '=', version.prompt_id).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    await this.db.insertInto('prompt_history').values({ ...values, seq: (latest?.seq ?? 0) + 1 }).execute();
+  }
+
+  /** Numbers the prompt's versions in the order of their times (the reference lists them by time). */
+  async orderVersions(promptId: string): Promise<void> {
+    const ordered = await this.db.selectFrom('prompt_history').select(['id', 'seq']).where('prompt_id', '=', promptId).orderBy('created_at').orderBy('seq').execute();
+    // Moved out of the way first: (prompt_id, seq) is unique at every step.
+    const offset = ordered.reduce((max, row) => Math.max(max, row.seq), 0) + 1;
+    for (const [index, row] of ordered.entries()) await this.db.updateTable('prompt_history').set({ seq: offset + index + 1 }).where('id', '=', row.id).execute();
+    for (const [index, row] of ordered.entries()) await this.db.updateTable('prompt_history').set({ seq: index + 1 }).where('id', '=', row.id).execute();
+  }
+
   /** A page of a prompt's versions, newest first. */
   async versions(promptId: string, offset: number, limit: number): Promise<PromptVersion[]> {
     const rows = await this.db

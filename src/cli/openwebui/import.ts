@@ -76,6 +76,8 @@ export async function importOpenWebui(source: OpenWebuiSource, parley: Parley, o
     events: parley.services.events,
     files: parley.services.files,
     prompts: parley.services.prompts,
+    automations: parley.services.automations,
+    calendar: parley.services.calendar,
     uploads: options.uploads ?? source.uploads,
     now: parley.core.clock.now(),
     userIds: new Set((await parley.core.db.selectFrom('user').select('id').execute()).map((r) => r.id)),
