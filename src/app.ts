@@ -191,6 +191,9 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   const observability = readObservabilityOptions(env.raw);
   const clock = options.clock ?? systemClock;
   const logger = pino({ level: options.logLevel ?? env.logLevel, ...(observability.requestContext ? { mixin: requestIdMixin } : {}) }, options.logStream);
+  // Started first: its tracing (or null) is handed to the database, the upstream client and the plugin host.
+  const telemetry = await startTelemetry(observability.otel, env.version, logger);
+  const tracing = telemetry?.tracing ?? null;
   // Tool code runs in Python worker processes, started on first use (docs/plugin-host.md).
   const python = new PythonHost({
     dataDir: env.dataDir,
@@ -209,13 +212,14 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     pipIndexOptions: env.pipPackageIndexOptions,
     env: { WEBUI_NAME: env.webuiName },
     log: logger,
+    tracing,
   });
   if (env.enablePlugins) {
     // One line naming the isolation in force, loud when something is not isolated.
     const isolation = python.isolation();
     logger[isolation.level]({ mode: isolation.mode, uid: isolation.uid, gid: isolation.gid }, isolation.message);
   }
-  const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir });
+  const database = openDatabase({ databaseUrl: env.databaseUrl, dataDir: env.dataDir, tracing });
   await migrate(database.db);
 
   const realtimeOptions = readRealtimeOptions(env.raw, env.corsAllowOrigin);
@@ -246,7 +250,7 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
   auths.connectOAuth(oauth);
   const scim = new ScimService(core, users, groups, auths, access);
   const events = new EventsService(core, groups);
-  const upstream = new UpstreamService(core);
+  const upstream = new UpstreamService(core, tracing);
   const pipelines = new PipelinesService(core, upstream);
   const terminals = new TerminalsService(core, access, upstream);
   const retrieval = await buildRetrieval(core, upstream.client, upstream.options.timeoutMs);
@@ -386,7 +390,6 @@ export async function buildParley(options: BuildOptions = {}): Promise<Parley> {
     };
     observers.push(await serveMetrics(app, observability.metrics, sources, auth.admin));
   }
-  const telemetry = await startTelemetry(observability.otel, env.version, logger);
   if (telemetry) observers.push(telemetry.observer);
   observeRequests(app, observers);
 

@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../areas/events/receiver.js';
+import { createTool, toolBody, TOOLS_ENV } from '../areas/tools/helpers.js';
 import { eventually } from '../helpers/eventually.js';
+import { onlyOpenAI, startFakeOpenAI } from '../helpers/fake-upstreams.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { destroyServer, listenLocally, startServer, type TestServer, withServer } from '../helpers/server.js';
 import { addUser, signup } from '../helpers/users.js';
@@ -148,6 +150,20 @@ async function startCollector() {
   return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+/** The spans a collector received. */
+function spansOf(received: { path: string; body: any }[]): any[] {
+  return received.filter((r) => r.path === '/v1/traces').flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
+}
+
+/** A span's attributes as plain values (OTLP/JSON sends 64-bit integers as strings). */
+function attributesOf(span: any): Record<string, unknown> {
+  return Object.fromEntries(span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]));
+}
+
+/** OTLP's span kinds: SPAN_KIND_SERVER and SPAN_KIND_CLIENT. */
+const SERVER = 2;
+const CLIENT = 3;
+
 describe('OpenTelemetry export', () => {
   it('sends a span per request and the request durations to the OTLP endpoint', async () => {
     const collector = await startCollector();
@@ -172,11 +188,10 @@ describe('OpenTelemetry export', () => {
       });
       // Closing the server flushed the spans.
       const traces = collector.received.filter((r) => r.path === '/v1/traces');
-      const spans = traces.flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)));
-      const span = spans.find((s: any) => s.name === 'GET /api/v1/chats/:id');
+      const span = spansOf(collector.received).find((s: any) => s.name === 'GET /api/v1/chats/:id');
       expect(span).toBeDefined();
       expect(span.traceId).toBe(traceId);
-      const attributes = Object.fromEntries(span.attributes.map((a: any) => [a.key, Object.values(a.value)[0]]));
+      const attributes = attributesOf(span);
       expect(attributes).toMatchObject({ 'http.route': '/api/v1/chats/:id', 'parley.request_id': 'traced-1' });
       expect(Number(attributes['http.response.status_code'])).toBe(401);
       const resource = JSON.stringify(traces[0].body.resourceSpans[0].resource);
@@ -186,6 +201,110 @@ describe('OpenTelemetry export', () => {
       await collector.close();
     }
   });
+});
+
+describe('OpenTelemetry child spans', () => {
+  it("give each request's queries, provider calls and plugin calls a span under the request's", async () => {
+    const collector = await startCollector();
+    const provider = await startFakeOpenAI();
+    // Credentials in the base URL and a key in the query string must never reach a span.
+    const base = provider.url.replace('http://', 'http://svc:base-secret@');
+    try {
+      const env = {
+        ...TOOLS_ENV,
+        ...onlyOpenAI(base, 'sk-header-secret'),
+        ENABLE_OPENAI_API_PASSTHROUGH: 'true',
+        ENABLE_OTEL: 'true',
+        ENABLE_OTEL_TRACES: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      };
+      let system = '';
+      const admin = await withServer({ env }, async (server) => {
+        system = server.parley.core.database.dialect === 'postgres' ? 'postgresql' : 'sqlite';
+        const account = await signup(server.api, 'Traced Admin', 'traced-Passw0rd!');
+        const proxied = await server.api.get('/openai/files?api_key=query-secret', { token: account.token });
+        expect(proxied.status, proxied.text).toBe(200);
+        const streamed = await server.api.post('/openai/chat/completions', { model: 'gpt-fake', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { token: account.token });
+        expect(streamed.status, streamed.text).toBe(200);
+        await createTool(server, account, 'traced_tool');
+        expect(provider.requests.some((r) => r.path === '/files')).toBe(true);
+        return account;
+      });
+      const spans = spansOf(collector.received);
+      const serverSpan = (name: string) => {
+        const found = spans.find((s) => s.name === name && s.kind === SERVER);
+        expect(found, name).toBeDefined();
+        return found;
+      };
+      const childrenOf = (parent: any) => spans.filter((s) => s.traceId === parent.traceId && s.parentSpanId === parent.spanId);
+
+      // The sign-up's queries: one span each, the SQL with placeholders, never the values.
+      const signupSpan = serverSpan('POST /api/v1/auths/signup');
+      const queries = childrenOf(signupSpan).filter((s) => s.name.startsWith('db '));
+      const insert = queries.find((s) => s.name === 'db insert' && String(attributesOf(s)['db.query.text']).includes('"user"'));
+      expect(insert, JSON.stringify(queries.map((s) => s.name))).toBeDefined();
+      expect(insert.kind).toBe(CLIENT);
+      expect(attributesOf(insert)).toMatchObject({ 'db.system.name': system, 'db.operation.name': 'INSERT' });
+      expect(attributesOf(insert)['db.query.text']).toMatch(system === 'postgresql' ? /\$1/ : /\?/);
+      expect(queries.some((s) => s.name === 'db select' && attributesOf(s)['db.operation.name'] === 'SELECT')).toBe(true);
+
+      // The provider call: its URL without credentials nor query string.
+      const proxySpan = serverSpan('GET /openai/*');
+      const call = childrenOf(proxySpan).find((s) => s.name === 'GET');
+      expect(call).toBeDefined();
+      expect(call.kind).toBe(CLIENT);
+      const port = Number(new URL(provider.url).port);
+      expect(attributesOf(call)).toMatchObject({ 'http.request.method': 'GET', 'server.address': '127.0.0.1', 'url.full': `http://127.0.0.1:${port}/files` });
+      expect(Number(attributesOf(call)['server.port'])).toBe(port);
+      expect(Number(attributesOf(call)['http.response.status_code'])).toBe(200);
+      // A streamed answer's span is exported, so it was ended (when its body closed).
+      const completionSpan = serverSpan('POST /openai/chat/completions');
+      const streamedCall = childrenOf(completionSpan).find((s) => s.name === 'POST');
+      expect(attributesOf(streamedCall)['url.full']).toBe(`http://127.0.0.1:${port}/chat/completions`);
+      expect(Number(attributesOf(streamedCall)['http.response.status_code'])).toBe(200);
+
+      // The tool's source loaded in the plugin host when it was created.
+      const createSpan = serverSpan('POST /api/v1/tools/create');
+      const extract = childrenOf(createSpan).find((s) => s.name === 'plugin extract');
+      expect(extract).toBeDefined();
+      expect(extract.kind).toBe(CLIENT);
+      expect(attributesOf(extract)).toMatchObject({ 'parley.plugin.id': 'traced_tool', 'parley.plugin.kind': 'tool', 'parley.plugin.method': 'extract' });
+      expect(extract.status?.code ?? 0).not.toBe(2);
+      expect(childrenOf(createSpan).some((s) => s.name === 'db insert')).toBe(true);
+
+      // No value a user sent, and no credential, is in any span.
+      const exported = JSON.stringify(spans);
+      for (const secret of [admin.email, admin.name, 'traced-Passw0rd!', 'base-secret', 'query-secret', 'sk-header-secret']) expect(exported).not.toContain(secret);
+    } finally {
+      await provider.close();
+      await collector.close();
+    }
+  }, 60_000);
+
+  it('marks a failed plugin call as an error, and leaves queries outside requests untraced', async () => {
+    const collector = await startCollector();
+    try {
+      const env = { ...TOOLS_ENV, ENABLE_OTEL: 'true', ENABLE_OTEL_TRACES: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, ENABLE_OLLAMA_API: 'false', ENABLE_OPENAI_API: 'false' };
+      await withServer({ env }, async (server) => {
+        const account = await signup(server.api, 'Failing Admin');
+        const broken = await server.api.post('/api/v1/tools/create', toolBody('broken_tool', { content: 'def broken(:\n' }), { token: account.token });
+        expect(broken.status).toBe(400);
+        // Outside a request: not recorded (the scheduler's polls would each be a trace).
+        await expect(sql`SELECT * FROM no_such_table WHERE id = ${'looked-for-id'}`.execute(server.parley.core.db)).rejects.toThrow();
+      });
+      const spans = spansOf(collector.received);
+      expect(spans.filter((s) => String(attributesOf(s)['db.query.text'] ?? '').includes('no_such_table'))).toEqual([]);
+      expect(spans.filter((s) => s.name.startsWith('db ')).every((s) => s.parentSpanId)).toBe(true);
+      expect(JSON.stringify(spans)).not.toContain('looked-for-id');
+
+      const createSpan = spans.find((s) => s.name === 'POST /api/v1/tools/create');
+      const extract = spans.find((s) => s.name === 'plugin extract' && s.parentSpanId === createSpan.spanId);
+      expect(extract.status.code).toBe(2);
+      expect(attributesOf(extract)['error.type']).toBe('python_error');
+    } finally {
+      await collector.close();
+    }
+  }, 60_000);
 });
 
 describe('readiness and sign-outs with Redis away', () => {

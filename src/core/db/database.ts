@@ -7,6 +7,7 @@ import {
   type Driver,
   Kysely,
   type KyselyPlugin,
+  type Logger,
   Migrator,
   type OperationNode,
   type PluginTransformQueryArgs,
@@ -23,6 +24,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import { PARLEY_VERSION } from '../../config/env.js';
+import type { Tracing } from '../observability/tracing.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './tables.js';
 
@@ -230,9 +232,9 @@ class WriteListeners {
 class HookedKysely extends Kysely<Database> {
   readonly writes: WriteListeners;
 
-  constructor(dialect: Dialect) {
+  constructor(dialect: Dialect, log?: Logger) {
     const writes = new WriteListeners();
-    super({ dialect, plugins: [new WriteRecorder((table) => writes.notify(table))] });
+    super({ dialect, plugins: [new WriteRecorder((table) => writes.notify(table))], log });
     this.writes = writes;
   }
 
@@ -274,10 +276,15 @@ async function postgresPool(url: string) {
   return pool;
 }
 
-export function openDatabase(options: { databaseUrl: string | null; dataDir: string }): DatabaseHandle {
+/** Kysely's log hook making a span per query; none without tracing (Kysely then wraps no query). */
+function queryTracer(tracing: Tracing | null | undefined, system: 'sqlite' | 'postgresql'): Logger | undefined {
+  return tracing ? (event) => tracing.recordQuery(system, event) : undefined;
+}
+
+export function openDatabase(options: { databaseUrl: string | null; dataDir: string; tracing?: Tracing | null }): DatabaseHandle {
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
-    const db = new HookedKysely(new PostgresDialect({ pool: () => postgresPool(url) }));
+    const db = new HookedKysely(new PostgresDialect({ pool: () => postgresPool(url) }), queryTracer(options.tracing, 'postgresql'));
     return {
       db,
       dialect: 'postgres',
@@ -289,7 +296,7 @@ export function openDatabase(options: { databaseUrl: string | null; dataDir: str
   let file = path.join(options.dataDir, 'webui.db');
   if (url?.startsWith('sqlite:')) file = url.replace(/^sqlite:(\/\/)?/, '');
   const database = openSqlite(file);
-  const db = new HookedKysely(new GuardedSqliteDialect({ database }));
+  const db = new HookedKysely(new GuardedSqliteDialect({ database }), queryTracer(options.tracing, 'sqlite'));
   return {
     db,
     dialect: 'sqlite',

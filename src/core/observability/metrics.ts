@@ -130,9 +130,11 @@ export async function serveMetrics(
 
   return () => {
     inFlight.inc();
-    return ({ method, route, status, seconds }) => {
-      inFlight.dec();
-      duration.observe({ method, route, status: String(status) }, seconds);
+    return {
+      end: ({ method, route, status, seconds }) => {
+        inFlight.dec();
+        duration.observe({ method, route, status: String(status) }, seconds);
+      },
     };
   };
 }

@@ -10,8 +10,15 @@ export interface FinishedRequest {
   seconds: number;
 }
 
+/** What an observer does with one request. */
+export interface RequestObservation {
+  end(finished: FinishedRequest): void;
+  /** Runs the request's handling (its hooks and route) in the observer's context: its span (tracing.ts). */
+  within?: (handle: () => void) => void;
+}
+
 /** Told when a request begins; answers what to do when it ends. */
-export type RequestObserver = (request: FastifyRequest) => (finished: FinishedRequest) => void;
+export type RequestObserver = (request: FastifyRequest) => RequestObservation;
 
 /**
  * Times every request for the observers (Prometheus, OpenTelemetry). Installed only when one is
@@ -21,7 +28,7 @@ export function observeRequests(app: App, observers: RequestObserver[]): void {
   if (observers.length === 0) return;
   app.addHook('onRequest', (request, reply, done) => {
     const started = process.hrtime.bigint();
-    const ends = observers.map((observe) => observe(request));
+    const observations = observers.map((observe) => observe(request));
     // `close` comes once the answer is sent or the connection is gone, streamed answers included.
     reply.raw.once('close', () => {
       const finished: FinishedRequest = {
@@ -30,8 +37,10 @@ export function observeRequests(app: App, observers: RequestObserver[]): void {
         status: reply.raw.headersSent ? reply.raw.statusCode : 499,
         seconds: Number(process.hrtime.bigint() - started) / 1e9,
       };
-      for (const end of ends) end(finished);
+      for (const observation of observations) observation.end(finished);
     });
-    done();
+    const within = observations.find((observation) => observation.within)?.within;
+    if (within) within(done);
+    else done();
   });
 }

@@ -1,5 +1,6 @@
 import type { ObservabilityOptions } from './options.js';
 import type { RequestObserver } from './requests.js';
+import { Tracing } from './tracing.js';
 
 interface Logger {
   warn(details: object, message: string): void;
@@ -7,15 +8,18 @@ interface Logger {
 
 export interface Telemetry {
   observer: RequestObserver;
+  /** The child spans of requests (queries, provider and plugin calls); null without traces. */
+  tracing: Tracing | null;
   /** Sends what is still buffered, then stops. */
   close(): Promise<void>;
 }
 
 /**
- * OpenTelemetry export (OTLP over HTTP) of a span and a duration per request, with the
- * reference's variables: `ENABLE_OTEL` with `ENABLE_OTEL_TRACES` and/or `ENABLE_OTEL_METRICS`.
- * The SDK is loaded only then (idle memory), and its providers are this instance's own, not
- * registered globally, so nothing else in the process is traced behind Parley's back.
+ * OpenTelemetry export (OTLP over HTTP) of a span and a duration per request (its children are
+ * made by `Tracing`, tracing.ts), with the reference's variables: `ENABLE_OTEL` with
+ * `ENABLE_OTEL_TRACES` and/or `ENABLE_OTEL_METRICS`. The SDK is loaded only then (idle memory),
+ * and its providers are this instance's own, not registered globally, so nothing else in the
+ * process is traced behind Parley's back.
  */
 export async function startTelemetry(options: ObservabilityOptions['otel'], version: string, log: Logger): Promise<Telemetry | null> {
   if (!options.traces && !options.metrics) return null;
@@ -40,6 +44,7 @@ export async function startTelemetry(options: ObservabilityOptions['otel'], vers
     });
     tracing = { provider, tracer: provider.getTracer('parley', version) };
   }
+  const childSpans = tracing ? new Tracing(sdk.api, tracing.tracer) : null;
 
   let metering: { provider: InstanceType<typeof sdk.metrics.MeterProvider>; record: (finished: { method: string; route: string; status: number; seconds: number }) => void; active: (delta: number, method: string) => void } | null = null;
   if (options.metrics) {
@@ -70,19 +75,23 @@ export async function startTelemetry(options: ObservabilityOptions['otel'], vers
       parent ?? undefined,
     );
     metering?.active(1, request.method);
-    return (finished) => {
-      metering?.active(-1, finished.method);
-      metering?.record(finished);
-      if (!span) return;
-      span.updateName(`${finished.method} ${finished.route}`);
-      span.setAttributes({ 'http.route': finished.route, 'http.response.status_code': finished.status });
-      if (finished.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
+    return {
+      end: (finished) => {
+        metering?.active(-1, finished.method);
+        metering?.record(finished);
+        if (!span) return;
+        span.updateName(`${finished.method} ${finished.route}`);
+        span.setAttributes({ 'http.route': finished.route, 'http.response.status_code': finished.status });
+        if (finished.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      },
+      within: span && childSpans ? (handle) => childSpans.within(span, handle) : undefined,
     };
   };
 
   return {
     observer,
+    tracing: childSpans,
     async close() {
       await Promise.all([tracing?.provider.shutdown(), metering?.provider.shutdown()]).catch((err: Error) =>
         log.warn({ err: err.message }, 'OpenTelemetry export at shutdown failed'),
@@ -91,9 +100,9 @@ export async function startTelemetry(options: ObservabilityOptions['otel'], vers
   };
 }
 
-type Tracing = typeof import('@opentelemetry/sdk-node')['tracing'];
+type TraceSdk = typeof import('@opentelemetry/sdk-node')['tracing'];
 
-function sampler(tracing: Tracing, name: string, ratio: number) {
+function sampler(tracing: TraceSdk, name: string, ratio: number) {
   const root = name.endsWith('always_off') ? new tracing.AlwaysOffSampler() : name.endsWith('traceidratio') ? new tracing.TraceIdRatioBasedSampler(ratio) : new tracing.AlwaysOnSampler();
   return name.startsWith('parentbased_') ? new tracing.ParentBasedSampler({ root }) : root;
 }

@@ -1,9 +1,11 @@
+import { AsyncResource } from 'node:async_hooks';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PARLEY_VERSION } from '../../config/env.js';
 import type { UserRecord } from '../auth/user.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { BridgeSession, PluginBridge } from './bridge.js';
 import { PLUGIN_HOST_DIR, pipEnvironment, resolvePython, workerEnvironment } from './environment.js';
 import { PluginError } from './errors.js';
@@ -101,6 +103,8 @@ export interface PythonHostOptions {
   /** Answers plugins' calls into Parley (the `open_webui` package); without it they fail. */
   bridge?: PluginBridge;
   log?: HostLogger;
+  /** A span per call when tracing (docs/deployment.md § OpenTelemetry). */
+  tracing?: Tracing | null;
 }
 
 export interface FunctionSpec {
@@ -518,7 +522,32 @@ export class PythonHost {
   }
 
   /** Runs one request on a worker that has (or is sent) this tool's source. */
-  private async onTool<T>(
+  private onTool<T>(
+    scope: PluginScope,
+    unit: { id: string; kind: PluginKind },
+    content: string,
+    hash: string,
+    method: string,
+    params: JsonObject,
+    timeoutMs: number,
+    onRequest?: WorkerRequestHandler,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    // The plugin's requests arrive on its worker's pipe, in the context of whoever started the worker:
+    // bound to this call's, their queries and log lines belong to this call and its request.
+    const run = () => this.runOnWorker<T>(scope, unit, content, hash, method, params, timeoutMs, onRequest && AsyncResource.bind(onRequest), signal);
+    const tracing = this.options.tracing;
+    if (!tracing) return run();
+    // The tool's function (or the function's operation) is named; its arguments never are.
+    const called = params.function ?? params.operation;
+    return tracing.child(
+      `plugin ${method}`,
+      { 'parley.plugin.id': unit.id, 'parley.plugin.kind': unit.kind, 'parley.plugin.method': method, ...(typeof called === 'string' ? { 'parley.plugin.function': called } : {}) },
+      run,
+    );
+  }
+
+  private async runOnWorker<T>(
     scope: PluginScope,
     unit: { id: string; kind: PluginKind },
     content: string,

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { Tracing } from '../observability/tracing.js';
 import { LazyAgent } from './lazy-agent.js';
 
 /**
@@ -53,8 +54,10 @@ const UNDICI_TIMEOUTS = new Set<unknown>(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BO
 
 export class UpstreamClient {
   private readonly agent: LazyAgent;
+  private readonly tracing: Tracing | null;
 
-  constructor(options: { connectionsPerOrigin: number | null }) {
+  constructor(options: { connectionsPerOrigin: number | null; tracing?: Tracing | null }) {
+    this.tracing = options.tracing ?? null;
     this.agent = new LazyAgent({
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 10_000,
@@ -63,6 +66,7 @@ export class UpstreamClient {
   }
 
   async send(call: UpstreamCall): Promise<UpstreamResponse> {
+    const traced = this.tracing?.startHttp(call.method ?? 'GET', call.url);
     // One controller for the deadline and the caller's signal (cheaper than AbortSignal.any, which
     // also kept signals alive on Node 20); released once the body is closed.
     const controller = new AbortController();
@@ -90,6 +94,7 @@ export class UpstreamClient {
         bodyTimeout: call.idleTimeoutMs ?? call.timeoutMs,
       });
       response.body.once('close', release);
+      traced?.answered(response.statusCode, response.body);
       return {
         url: call.url,
         status: response.statusCode,
@@ -99,7 +104,9 @@ export class UpstreamClient {
       };
     } catch (error) {
       release();
-      throw this.failure(error, call, timedOut);
+      const failure = this.failure(error, call, timedOut);
+      traced?.failed(failure.kind);
+      throw failure;
     }
   }
 

@@ -1,6 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Core } from '../context.js';
 import { HttpError, openAIError } from '../http/errors.js';
+import type { Tracing } from '../observability/tracing.js';
 import { ProviderCatalog, type ProviderModels } from './catalog.js';
 import { readBody, UpstreamClient, UpstreamFailure, type UpstreamResponse } from './client.js';
 import { type Connection, ollamaConnections, openaiConnections, type Provider } from './connections.js';
@@ -54,9 +55,12 @@ export class UpstreamService {
   readonly client: UpstreamClient;
   readonly catalog: ProviderCatalog;
 
-  constructor(private readonly core: Core) {
+  constructor(
+    private readonly core: Core,
+    tracing: Tracing | null = null,
+  ) {
     this.options = readUpstreamOptions(core.env.raw);
-    this.client = new UpstreamClient({ connectionsPerOrigin: this.options.connectionsPerOrigin });
+    this.client = new UpstreamClient({ connectionsPerOrigin: this.options.connectionsPerOrigin, tracing });
     this.catalog = new ProviderCatalog({
       openai: () => this.connections('openai'),
       ollama: () => this.connections('ollama'),
