@@ -107,6 +107,19 @@ export interface PythonHostOptions {
   tracing?: Tracing | null;
 }
 
+/** One request to a plugin's worker: whom it runs for, the plugin's source, the method and its parameters. */
+interface ToolCall {
+  scope: PluginScope;
+  unit: { id: string; kind: PluginKind };
+  content: string;
+  hash: string;
+  method: string;
+  params: JsonObject;
+  timeoutMs: number;
+  onRequest?: WorkerRequestHandler;
+  signal?: AbortSignal;
+}
+
 export interface FunctionSpec {
   name: string;
   description: string;
@@ -368,7 +381,7 @@ export class PythonHost {
       valves_schema: JsonObject | null;
       user_valves_schema: JsonObject | null;
       function: FunctionDescription | null;
-    }>(scope, { id: toolId, kind }, content, hash, 'extract', { content }, this.callTimeoutMs);
+    }>({ scope, unit: { id: toolId, kind }, content, hash, method: 'extract', params: { content }, timeoutMs: this.callTimeoutMs });
     return {
       manifest: raw.frontmatter,
       specs: raw.specs,
@@ -385,7 +398,7 @@ export class PythonHost {
   async valvesSpec(tool: ToolRef, kind: ValvesKind, user?: JsonObject | null, actor?: string | null): Promise<JsonObject | null> {
     const { id, unit, content, owner } = await this.source(tool);
     const scope = { user: actor ?? ANONYMOUS, owner };
-    return this.onTool(scope, { id, kind: unit }, content, contentHash(content), 'valves_spec', { kind: KIND_CLASS[kind], user: user ?? null }, this.callTimeoutMs);
+    return this.onTool({ scope, unit: { id, kind: unit }, content, hash: contentHash(content), method: 'valves_spec', params: { kind: KIND_CLASS[kind], user: user ?? null }, timeoutMs: this.callTimeoutMs });
   }
 
   /**
@@ -395,7 +408,7 @@ export class PythonHost {
   async validateValves(tool: ToolRef, kind: ValvesKind, values: JsonObject, actor?: string | null): Promise<JsonObject> {
     const { id, unit, content, owner } = await this.source(tool);
     const scope = { user: actor ?? ANONYMOUS, owner };
-    return this.onTool(scope, { id, kind: unit }, content, contentHash(content), 'validate_valves', { kind: KIND_CLASS[kind], values }, this.callTimeoutMs);
+    return this.onTool({ scope, unit: { id, kind: unit }, content, hash: contentHash(content), method: 'validate_valves', params: { kind: KIND_CLASS[kind], values }, timeoutMs: this.callTimeoutMs });
   }
 
   /** Calls one function of a tool with the tool's valves and the caller's user valves applied. */
@@ -404,7 +417,7 @@ export class PythonHost {
     const scope = { user: context.caller?.id ?? ANONYMOUS, owner };
     const params = { function: functionName, args, ...callParams(context, valves), extras: context.extras ?? {} };
     return this.asCaller(context, null, (onRequest) =>
-      this.onTool(scope, { id, kind: 'tool' }, content, contentHash(content), 'call', params, context.timeoutMs ?? this.callTimeoutMs, onRequest),
+      this.onTool({ scope, unit: { id, kind: 'tool' }, content, hash: contentHash(content), method: 'call', params, timeoutMs: context.timeoutMs ?? this.callTimeoutMs, onRequest }),
     );
   }
 
@@ -424,7 +437,7 @@ export class PythonHost {
       extras: { ...(context.extras ?? {}), ...(context.functionExtras ?? {}) },
     };
     return this.asCaller(context, (chunk) => context.onChunk?.(chunk), (onRequest) =>
-      this.onTool<T>(scope, { id: fn.id, kind: 'function' }, fn.content, contentHash(fn.content), 'function', params, context.timeoutMs ?? this.callTimeoutMs, onRequest, context.signal),
+      this.onTool<T>({ scope, unit: { id: fn.id, kind: 'function' }, content: fn.content, hash: contentHash(fn.content), method: 'function', params, timeoutMs: context.timeoutMs ?? this.callTimeoutMs, onRequest, signal: context.signal }),
     );
   }
 
@@ -522,23 +535,14 @@ export class PythonHost {
   }
 
   /** Runs one request on a worker that has (or is sent) this tool's source. */
-  private onTool<T>(
-    scope: PluginScope,
-    unit: { id: string; kind: PluginKind },
-    content: string,
-    hash: string,
-    method: string,
-    params: JsonObject,
-    timeoutMs: number,
-    onRequest?: WorkerRequestHandler,
-    signal?: AbortSignal,
-  ): Promise<T> {
+  private onTool<T>(call: ToolCall): Promise<T> {
     // The plugin's requests arrive on its worker's pipe, in the context of whoever started the worker:
     // bound to this call's, their queries and log lines belong to this call and its request.
-    const run = () => this.runOnWorker<T>(scope, unit, content, hash, method, params, timeoutMs, onRequest && AsyncResource.bind(onRequest), signal);
+    const run = () => this.runOnWorker<T>({ ...call, onRequest: call.onRequest && AsyncResource.bind(call.onRequest) });
     const tracing = this.options.tracing;
     if (!tracing) return run();
     // The tool's function (or the function's operation) is named; its arguments never are.
+    const { unit, method, params } = call;
     const called = params.function ?? params.operation;
     return tracing.child(
       `plugin ${method}`,
@@ -547,17 +551,7 @@ export class PythonHost {
     );
   }
 
-  private async runOnWorker<T>(
-    scope: PluginScope,
-    unit: { id: string; kind: PluginKind },
-    content: string,
-    hash: string,
-    method: string,
-    params: JsonObject,
-    timeoutMs: number,
-    onRequest?: WorkerRequestHandler,
-    signal?: AbortSignal,
-  ): Promise<T> {
+  private async runOnWorker<T>({ scope, unit, content, hash, method, params, timeoutMs, onRequest, signal }: ToolCall): Promise<T> {
     if (!this.enabled) throw new PluginError('disabled', 'Plugins are disabled by ENABLE_PLUGINS=false');
     const key = workerKey(scope);
     const toolId = loadedKey(unit);
