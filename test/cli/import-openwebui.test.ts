@@ -85,6 +85,15 @@ async function fill0102(source: OpenWebuiFixture): Promise<void> {
     { id: 'ev-1', calendar_id: 'cal-1', user_id: 'u-admin', title: 'Retro', location: 'Room 1', start_at: (T + 86_400) * 1_000_000_000, end_at: (T + 90_000) * 1_000_000_000, all_day: false, is_cancelled: false, created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
     { id: 'ev-orphan', calendar_id: 'cal-gone', user_id: 'u-admin', title: 'Lost', start_at: T * 1_000_000_000, all_day: false, is_cancelled: false, created_at: T, updated_at: T },
   ]);
+  await source.insert('calendar_event_attendee', [
+    { id: 'att-1', event_id: 'ev-1', user_id: 'u-alice', status: 'accepted', created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
+    { id: 'att-orphan', event_id: 'ev-gone', user_id: 'u-alice', status: 'pending', created_at: T * 1_000_000_000, updated_at: T * 1_000_000_000 },
+  ]);
+  await source.insert('automation_run', [
+    { id: 'run-1', automation_id: 'a-1', chat_id: 'c-1', status: 'success', created_at: (T + 60) * 1_000_000_000 },
+    { id: 'run-2', automation_id: 'a-1', status: 'running', created_at: (T + 120) * 1_000_000_000 },
+    { id: 'run-orphan', automation_id: 'a-gone', status: 'success', created_at: T * 1_000_000_000 },
+  ]);
   await source.insert('memory', { id: 'mem-1', user_id: 'u-alice', content: 'Likes tea', type: 'context', updated_at: T, created_at: T });
   await source.insert('feedback', { id: 'fb-1', user_id: 'u-alice', version: 0, type: 'rating', data: { rating: 1, model_id: 'helper' }, meta: { chat_id: 'c-1' }, snapshot: {}, created_at: T, updated_at: T });
   await source.insert('channel', [
@@ -138,7 +147,7 @@ const count = async (parley: Parley, name: 'chat' | 'chat_message') =>
 /** Every row of the tables an import writes, for "a second run changes nothing". */
 async function snapshot(parley: Parley) {
   const db = parley.core.db;
-  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'prompt_history', 'channel', 'channel_member', 'message', 'message_reaction', 'pinned_note', 'automation', 'calendar', 'calendar_event', 'channel_file', 'knowledge_directory', 'knowledge_file'] as const;
+  const tables = ['user', 'auth', 'api_key', 'group', 'group_member', 'folder', 'chat', 'chat_content', 'chat_message', 'tag', 'chat_tag', 'shared_chat', 'model', 'tool', 'function', 'prompt', 'note', 'memory', 'feedback', 'access_grant', 'config', 'event_webhook', 'skill', 'prompt_history', 'channel', 'channel_member', 'message', 'message_reaction', 'pinned_note', 'automation', 'automation_run', 'calendar', 'calendar_event', 'calendar_event_attendee', 'channel_file', 'knowledge_directory', 'knowledge_file'] as const;
   const rows: Record<string, unknown[]> = {};
   for (const name of tables) rows[name] = await db.selectFrom(name).selectAll().execute();
   return JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? Number(value) : value));
@@ -189,6 +198,8 @@ describe('parley import-openwebui', () => {
         expect(table(report, 'pinned_note').unconvertible).toEqual([{ id: 'pin-2', reason: 'its note n-gone is not in the import' }]);
         expect(table(report, 'automation').unconvertible).toEqual([{ id: 'a-bad', reason: 'its data has no prompt, model_id and rrule' }]);
         expect(table(report, 'calendar_event').unconvertible).toEqual([{ id: 'ev-orphan', reason: 'its calendar cal-gone is not in the import' }]);
+        expect(table(report, 'calendar_event_attendee').unconvertible).toEqual([{ id: 'att-orphan', reason: 'its calendar_event ev-gone is not in the import' }]);
+        expect(table(report, 'automation_run').unconvertible).toEqual([{ id: 'run-orphan', reason: 'its automation a-gone is not in the import' }]);
         expect(table(report, 'config')).toMatchObject({ source: 5, written: 4, unconvertible: [{ id: 'ui.enable_signup', reason: 'ui.enable_signup: must be a boolean' }] });
         expect(report.messages).toBe(8);
         expect(lines).toContain('verify chat: 2 of 2 convertible rows in Parley');
@@ -246,6 +257,13 @@ describe('parley import-openwebui', () => {
         expect(calendar.body, calendar.text).toMatchObject({ name: 'Team days', is_default: true, access_grants: [expect.objectContaining({ principal_id: '*', permission: 'read' })] });
         const event = await api.get('/api/v1/calendars/events/ev-1', adminAuth);
         expect(event.body, event.text).toMatchObject({ calendar_id: 'cal-1', title: 'Retro', location: 'Room 1', start_at: (T + 86_400) * 1_000_000_000 });
+        expect(event.body.attendees).toEqual([expect.objectContaining({ id: 'att-1', user_id: 'u-alice', status: 'accepted' })]);
+        // Its past runs, newest first; one Open WebUI left running is kept as failed.
+        const runs = await api.get('/api/v1/automations/a-1/runs', adminAuth);
+        expect(runs.body, runs.text).toEqual([
+          expect.objectContaining({ id: 'run-2', status: 'error', error: 'left running in Open WebUI' }),
+          expect.objectContaining({ id: 'run-1', status: 'success', chat_id: 'c-1' }),
+        ]);
         // The group's grants: Alice, a member, sees the admin's model and skill.
         expect((await api.get('/api/v1/models/model?id=helper', as)).status).toBe(200);
         expect((await api.get('/api/v1/skills/id/sk-1', as)).body).toMatchObject({ name: 'Reviewer', content: 'Review carefully.', meta: { tags: ['code'] } });

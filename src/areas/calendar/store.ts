@@ -197,6 +197,11 @@ export class CalendarStore {
     return map;
   }
 
+  /** An attendee as they were elsewhere (an import), id, RSVP and times kept. */
+  async insertAttendee(attendee: AttendeeRecord): Promise<void> {
+    await this.db.insertInto('calendar_event_attendee').values({ ...attendee, meta: toJson(attendee.meta) }).execute();
+  }
+
   /** Replaces the attendee list; those who stay keep their RSVP. */
   async setAttendees(eventId: string, attendees: { id: string; user_id: string; status: string }[], now: number): Promise<void> {
     const current = new Map(((await this.attendees([eventId])).get(eventId) ?? []).map((a) => [a.user_id, a]));

@@ -11,9 +11,9 @@ import type { ChannelFileTable, Database } from '../../core/db/tables.js';
 import { Recurrence, RecurrenceError } from '../../core/scheduler/recurrence.js';
 import { type ApiKeyRecord, AuthStore, type Credential } from '../../areas/auths/store.js';
 import type { AutomationsService } from '../../areas/automations/service.js';
-import type { AutomationRecord } from '../../areas/automations/store.js';
+import { AutomationStore, type AutomationRecord, type AutomationRunRecord } from '../../areas/automations/store.js';
 import type { CalendarService } from '../../areas/calendar/service.js';
-import type { CalendarRecord, EventRecord } from '../../areas/calendar/store.js';
+import { type AttendeeRecord, CalendarStore, type CalendarRecord, type EventRecord } from '../../areas/calendar/store.js';
 import { currentMessageIdOf, fileIdsOf, type Json, messagesOf } from '../../areas/chats/history.js';
 import type { ChatsService } from '../../areas/chats/service.js';
 import { ChannelStore, type ChannelRecord, type MemberRecord, type MessageRecord } from '../../areas/channels/store.js';
@@ -138,17 +138,24 @@ function owner(row: SourceRow, ctx: ImportContext, column = 'user_id'): string {
 const derivedId = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
 
 /** Records whose parent row (`parentOf(record)` in `table`) Parley holds; the others refused with why. */
-async function withParent<T extends { id: string }>(
-  db: Db,
-  records: T[],
-  table: 'channel' | 'message' | 'file' | 'knowledge' | 'knowledge_directory' | 'chat' | 'prompt' | 'note' | 'calendar',
-  parentOf: (record: T) => string,
-): Promise<{ kept: T[]; refused: Refused[] }> {
+type ParentTable = 'channel' | 'message' | 'file' | 'knowledge' | 'knowledge_directory' | 'chat' | 'prompt' | 'note' | 'calendar' | 'calendar_event' | 'automation';
+
+async function withParent<T extends { id: string }>(db: Db, records: T[], table: ParentTable, parentOf: (record: T) => string): Promise<{ kept: T[]; refused: Refused[] }> {
   if (records.length === 0) return { kept: [], refused: [] };
   const parents = new Set((await db.selectFrom(table).select('id').where('id', 'in', [...new Set(records.map(parentOf))]).execute()).map((r) => r.id));
   const kept = records.filter((r) => parents.has(parentOf(r)));
   const refused = records.filter((r) => !parents.has(parentOf(r))).map((r) => ({ id: r.id, reason: `its ${table} ${parentOf(r)} is not in the import` }));
   return { kept, refused };
+}
+
+/** A `write` that inserts, in one transaction, the records whose parent Parley holds; the others are refused with why. */
+function writeUnder<T extends { id: string }>(table: ParentTable, parentOf: (record: T) => string, insert: (trx: Db, record: T) => Promise<void>) {
+  return (records: T[], ctx: ImportContext): Promise<Refused[]> =>
+    ctx.db.transaction().execute(async (trx) => {
+      const { kept, refused } = await withParent(trx, records, table, parentOf);
+      for (const record of kept) await insert(trx, record);
+      return refused;
+    });
 }
 
 const channels: TableImport<WithGrants<ChannelRecord>> = {
@@ -196,13 +203,7 @@ const channelMembers: TableImport<MemberRecord> = {
       updated_at: seconds(row.updated_at, created),
     };
   },
-  async write(records, ctx) {
-    return ctx.db.transaction().execute(async (trx) => {
-      const { kept, refused } = await withParent(trx, records, 'channel', (r) => r.channel_id);
-      for (const member of kept) await new ChannelStore(trx).insertMember(member);
-      return refused;
-    });
-  },
+  write: writeUnder('channel', (member) => member.channel_id, (trx, member) => new ChannelStore(trx).insertMember(member)),
 };
 
 /** Messages in the order they were written, so a reply's parent is there before it. */
@@ -228,13 +229,7 @@ const channelMessages: TableImport<MessageRecord> = {
       updated_at: seconds(row.updated_at, created),
     };
   },
-  async write(records, ctx) {
-    return ctx.db.transaction().execute(async (trx) => {
-      const { kept, refused } = await withParent(trx, records, 'channel', (r) => r.channel_id);
-      for (const message of kept) await new ChannelStore(trx).insertMessage(message);
-      return refused;
-    });
-  },
+  write: writeUnder('channel', (message) => message.channel_id, (trx, message) => new ChannelStore(trx).insertMessage(message)),
 };
 
 interface ReactionRecord {
@@ -251,13 +246,7 @@ const reactions: TableImport<ReactionRecord> = {
   convert(row, ctx) {
     return { id: required(row, 'id'), message_id: required(row, 'message_id'), user_id: owner(row, ctx), name: required(row, 'name'), created_at: seconds(row.created_at, ctx.now) };
   },
-  async write(records, ctx) {
-    return ctx.db.transaction().execute(async (trx) => {
-      const { kept, refused } = await withParent(trx, records, 'message', (r) => r.message_id);
-      for (const reaction of kept) await new ChannelStore(trx).insertReaction(reaction);
-      return refused;
-    });
-  },
+  write: writeUnder('message', (reaction) => reaction.message_id, (trx, reaction) => new ChannelStore(trx).insertReaction(reaction)),
 };
 
 // ---- files and knowledge -----------------------------------------------------
@@ -1145,12 +1134,7 @@ const pinsPresent = async (records: NotePin[], ctx: ImportContext): Promise<Set<
   return new Set(records.filter((r) => pins.has(`${r.user_id}\n${r.note_id}`)).map((r) => r.id));
 };
 
-const writePins = async (records: NotePin[], ctx: ImportContext): Promise<Refused[]> =>
-  ctx.db.transaction().execute(async (trx) => {
-    const { kept, refused } = await withParent(trx, records, 'note', (p) => p.note_id);
-    for (const pin of kept) await new NoteStore(trx).pin(pin.user_id, pin.note_id, pin.created_at);
-    return refused;
-  });
+const writePins = writeUnder<NotePin>('note', (pin) => pin.note_id, (trx, pin) => new NoteStore(trx).pin(pin.user_id, pin.note_id, pin.created_at));
 
 /** 0.9.2 and later: the pinned_note table. */
 const notePins: TableImport<NotePin> = {
@@ -1252,6 +1236,26 @@ const automations: TableImport<AutomationRecord> = {
   write: (records, ctx) => ctx.automations.restore(records),
 };
 
+/** 0.8.12 and later: the automations' past runs; one Open WebUI left unfinished (stopped meanwhile) is kept as failed. */
+const automationRuns: TableImport<AutomationRunRecord> = {
+  source: 'automation_run',
+  target: 'automation_run',
+  convert(row, ctx) {
+    const status = required(row, 'status');
+    return {
+      id: required(row, 'id'),
+      automation_id: required(row, 'automation_id'),
+      chat_id: text(row.chat_id),
+      status: status === 'success' ? 'success' : 'error',
+      error: text(row.error) ?? (status === 'error' ? null : `left ${status} in Open WebUI`),
+      output: null,
+      duration_ms: null,
+      created_at: seconds(row.created_at, ctx.now),
+    };
+  },
+  write: writeUnder('automation', (run) => run.automation_id, (trx, run) => new AutomationStore(trx).insertRun(run)),
+};
+
 /** 0.9.0 and later; their sharing is in access_grant. */
 const calendars: TableImport<CalendarRecord> = {
   source: 'calendar',
@@ -1306,6 +1310,25 @@ const calendarEvents: TableImport<EventRecord> = {
   },
 };
 
+/** 0.9.0 and later: who is invited to an event, with their answer. */
+const eventAttendees: TableImport<AttendeeRecord> = {
+  source: 'calendar_event_attendee',
+  target: 'calendar_event_attendee',
+  convert(row, ctx) {
+    const created = seconds(row.created_at, ctx.now);
+    return {
+      id: required(row, 'id'),
+      event_id: required(row, 'event_id'),
+      user_id: owner(row, ctx),
+      status: required(row, 'status'),
+      meta: object(row.meta),
+      created_at: created,
+      updated_at: seconds(row.updated_at, created),
+    };
+  },
+  write: writeUnder('calendar_event', (attendee) => attendee.event_id, (trx, attendee) => new CalendarStore(trx).insertAttendee(attendee)),
+};
+
 /** Every table this importer carries over, in the order they are written (owners before what they own). */
 export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
   users,
@@ -1330,8 +1353,10 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
   memories,
   feedback,
   automations,
+  automationRuns,
   calendars,
   calendarEvents,
+  eventAttendees,
   channels,
   channelMembers,
   channelMessages,
@@ -1351,7 +1376,5 @@ export const TABLE_IMPORTS: TableImport<{ id: string }>[] = [
  * are counted and reported in every run (dry or not), never passed over in silence.
  */
 export const NOT_CARRIED_OVER: Record<string, string> = {
-  automation_run: 'past runs of automations are not carried over (the automations are)',
-  calendar_event_attendee: 'attendees of calendar events are not carried over yet (the events are)',
   oauth_session: 'OAuth sessions are not carried over (users sign in again)',
 };
