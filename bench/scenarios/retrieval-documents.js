@@ -5,7 +5,7 @@ import { row } from '../lib/report.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CORPUS = path.join(root, 'bench', 'corpus', 'rag-corpus', 'docs');
-const SET = path.join(root, 'bench', 'scenarios', 'recall', 'real.json');
+const SET = path.join(root, 'bench', 'scenarios', 'documents', 'questions.json');
 const K = 5;
 const TARGET = 0.9;
 
@@ -32,7 +32,7 @@ async function upload(ctx, token, name) {
  * 40 documents of the shared corpus (bench/corpus/rag-corpus: Markdown, text, PDF and DOCX of nine
  * projects, several on overlapping topics) uploaded over HTTP, extracted by the files queue, added
  * to one knowledge base with the default settings (no embedding engine: BM25), and questions
- * (bench/scenarios/recall/real.json, written by hand by someone who had not seen the retrieval
+ * (bench/scenarios/documents/questions.json, written by hand by someone who had not seen the retrieval
  * code: half in the passage's own words, half paraphrased) asked through
  * `POST /api/v1/retrieval/query/collection` with k = 5. A question counts when one of the five
  * chunks is from its document (the held-out set's measure); the share whose five also hold the
