@@ -91,8 +91,20 @@ function decodeOnce(text: string): string | null {
   }
 }
 
+/** How long a terminal server's tools document and system prompt are kept (the server may change them). */
+const SPEC_KEPT_MS = 5 * 60_000;
+
+/** Tools documents kept at most (one per server and connection setting; per user for session auth). */
+const SPECS_KEPT = 200;
+
 export class TerminalsService {
   private readonly extraHeaders: Record<string, string>;
+  /**
+   * Each server's tools document and system prompt, as the reference keeps them between chat turns
+   * (app.state.TERMINAL_SERVERS): by the connection as configured (a changed setting asks again)
+   * and, when the server is reached with the user's own credentials, by user.
+   */
+  private readonly specs = new Map<string, { at: number; doc: unknown; systemPrompt: string | null }>();
 
   constructor(
     private readonly core: Core,
@@ -232,17 +244,35 @@ export class TerminalsService {
       ...this.credentials(connection, caller),
       ...(caller.chatId ? { 'x-session-id': caller.chatId } : {}),
     };
-    const path = typeof connection.path === 'string' && connection.path ? connection.path : '/openapi.json';
-    const [doc, cwd, systemPrompt] = await Promise.all([
-      this.getJson(path.includes('://') ? path : `${baseUrl}${path.startsWith('/') ? '' : '/'}${path}`, headers, 10_000),
+    const [{ doc, systemPrompt }, cwd] = await Promise.all([
+      this.spec(user, connection, baseUrl, headers),
+      // The working directory is the chat's session's: asked every turn.
       this.getJson(`${baseUrl}/files/cwd`, headers, 5_000).catch(() => null),
-      this.systemPrompt(baseUrl, headers).catch(() => null),
     ]).catch((error: unknown) => {
       this.core.log.warn({ terminal: terminalId, err: error instanceof Error ? error.message : String(error) }, 'Terminal server unavailable');
       throw new Error(`Terminal server '${terminalId}' is unavailable`);
     });
     if (!isObject(doc) || !isObject(doc.paths)) throw new Error(`Terminal server '${terminalId}' has no available tools`);
     return { id: terminalId, url: baseUrl, headers, doc, cwd: isObject(cwd) && typeof cwd.cwd === 'string' ? cwd.cwd : null, systemPrompt };
+  }
+
+  /** The server's tools document (`path`, `/openapi.json` by default) and system prompt, kept for SPEC_KEPT_MS once read with tools. */
+  private async spec(user: UserRecord, connection: Json, baseUrl: string, headers: Record<string, string>): Promise<{ doc: unknown; systemPrompt: string | null }> {
+    const key = `${(connection.auth_type ?? 'bearer') === 'session' ? user.id : ''}\n${JSON.stringify(connection)}`;
+    const now = Date.now();
+    const kept = this.specs.get(key);
+    if (kept && now - kept.at < SPEC_KEPT_MS) return kept;
+    const path = typeof connection.path === 'string' && connection.path ? connection.path : '/openapi.json';
+    const [doc, systemPrompt] = await Promise.all([
+      this.getJson(path.includes('://') ? path : `${baseUrl}${path.startsWith('/') ? '' : '/'}${path}`, headers, 10_000),
+      this.systemPrompt(baseUrl, headers).catch(() => null),
+    ]);
+    // A document without tools is asked again next turn: the server may be starting.
+    if (isObject(doc) && isObject(doc.paths)) {
+      if (this.specs.size >= SPECS_KEPT) this.specs.clear();
+      this.specs.set(key, { at: now, doc, systemPrompt });
+    }
+    return { doc, systemPrompt };
   }
 
   /** The server's system prompt (`/system`), asked only when `/api/config` lists the `system` feature. */

@@ -207,9 +207,21 @@ describe('terminals', () => {
       browser.close();
     }
 
+    // The tools document and system prompt are read once and kept; the working directory is asked every turn.
+    const reads = (path: string) => world.terminal.requests.filter((r) => r.path === path).length;
+    expect(reads('/p/team%20a/openapi.json')).toBe(1);
+    expect(reads('/p/team%20a/files/cwd')).toBeGreaterThan(1);
+
     const denied = await ask(world.other.token, 'team');
     expect(denied.status).toBe(503);
     expect(denied.body.detail).toBe('Terminal unavailable: Access denied to terminal team');
     expect((await ask(world.member.token, 'nope')).body.detail).toBe("Terminal unavailable: Terminal server 'nope' not found");
+
+    // A changed connection setting reads the document again.
+    const settings = await world.api.get('/api/v1/configs/terminal_servers', admin());
+    const renamed = settings.body.TERMINAL_SERVER_CONNECTIONS.map((c: any) => (c.id === 'team' ? { ...c, name: 'Team terminal' } : c));
+    expect((await world.api.post('/api/v1/configs/terminal_servers', { TERMINAL_SERVER_CONNECTIONS: renamed }, admin())).status).toBe(200);
+    expect((await ask(world.member.token, 'team')).status).toBe(200);
+    expect(reads('/p/team%20a/openapi.json')).toBe(2);
   });
 });
