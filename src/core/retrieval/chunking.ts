@@ -172,8 +172,8 @@ class HeadingTrail {
    * among the next few: one the text does not show as a line of its own is passed over.
    */
   private outlined(line: string): { level: number; title: string } | null {
-    const headings = this.outline?.headings ?? [];
-    if (line === '') return null;
+    if (!this.outline || line === '') return null;
+    const { headings } = this.outline;
     for (let i = this.nextHeading; i < Math.min(headings.length, this.nextHeading + OUTLINE_LOOKAHEAD); i++) {
       const heading = headings[i]!;
       if (heading.title === line || heading.title.startsWith(`${line} `)) {
