@@ -148,6 +148,15 @@ async function withParent<T extends { id: string }>(db: Db, records: T[], table:
   return { kept, refused };
 }
 
+/** A `write` that hands the records whose parent Parley holds to a service's restore; the others are refused with why. */
+function restoreUnder<T extends { id: string }>(table: ParentTable, parentOf: (record: T) => string, restore: (records: T[], ctx: ImportContext) => Promise<void>) {
+  return async (records: T[], ctx: ImportContext): Promise<Refused[]> => {
+    const { kept, refused } = await withParent(ctx.db, records, table, parentOf);
+    await restore(kept, ctx);
+    return refused;
+  };
+}
+
 /** A `write` that inserts, in one transaction, the records whose parent Parley holds; the others are refused with why. */
 function writeUnder<T extends { id: string }>(table: ParentTable, parentOf: (record: T) => string, insert: (trx: Db, record: T) => Promise<void>) {
   return (records: T[], ctx: ImportContext): Promise<Refused[]> =>
@@ -1066,11 +1075,7 @@ const promptHistory: TableImport<PromptVersion> = {
         .map((r) => r.id),
     );
   },
-  async write(records, ctx) {
-    const { kept, refused } = await withParent(ctx.db, records, 'prompt', (v) => v.prompt_id);
-    await ctx.prompts.restoreVersions(kept);
-    return refused;
-  },
+  write: restoreUnder('prompt', (version) => version.prompt_id, (versions, ctx) => ctx.prompts.restoreVersions(versions)),
 };
 
 /** 0.8.0 and later (their sharing is in access_grant). */
@@ -1303,11 +1308,7 @@ const calendarEvents: TableImport<EventRecord> = {
       updated_at: seconds(row.updated_at, created),
     };
   },
-  async write(records, ctx) {
-    const { kept, refused } = await withParent(ctx.db, records, 'calendar', (e) => e.calendar_id);
-    await ctx.calendar.restoreEvents(kept);
-    return refused;
-  },
+  write: restoreUnder('calendar', (event) => event.calendar_id, (events, ctx) => ctx.calendar.restoreEvents(events)),
 };
 
 /** 0.9.0 and later: who is invited to an event, with their answer. */
